@@ -1,0 +1,102 @@
+// Settings is the one typed configuration, built once at start-up (flags > environment >
+// config file > defaults, see load.ts) and passed down. Nothing below src/config reads
+// process.env or argv.
+
+/** Reason is why a finalizer may be removed; also the order of urgency (see decide/decide.ts). */
+export type Reason = 'owner-gone' | 'pod-deleting' | 'recorded' | 'stale';
+export const REASONS: readonly Reason[] = ['owner-gone', 'pod-deleting', 'recorded', 'stale'];
+
+/** OwnerResource names the owner kind of workflow pods (Argo: argoproj.io/v1alpha1 workflows). */
+export interface OwnerResource {
+  group: string;
+  version: string;
+  /** Plural resource name, as in the URL path. */
+  resource: string;
+  kind: string;
+}
+
+/** Conventions are the engine's label keys; Argo's by default. */
+export interface Conventions {
+  /** Label on each pod naming its workflow (also the default pod selector). */
+  workflowLabel: string;
+  /** Label set to "true" on a pod (and a Workflow) once the engine has recorded it. */
+  completedLabel: string;
+}
+
+export interface Settings {
+  // Cluster access.
+  kubeconfig: string | null;
+  context: string | null;
+  kubeApiQps: number;
+  kubeApiBurst: number;
+
+  // What is watched and what is removed.
+  namespaces: string[]; // empty: all namespaces
+  podSelector: string;
+  finalizer: string;
+  owner: OwnerResource;
+  conventions: Conventions;
+
+  // The work.
+  podCleanupWorkers: number;
+  resyncPeriodMs: number;
+  forceAfterMs: number | null; // null: the `stale` reason is off
+  dryRun: boolean;
+  listPageSize: number;
+
+  // Serving and lifecycle (controller only).
+  metricsBindAddress: string; // "" or "0" disables
+  healthProbeBindAddress: string; // "" or "0" disables
+  leaderElect: boolean;
+  leaderElectionNamespace: string;
+  leaderElectionId: string;
+  leaseDurationMs: number;
+  renewDeadlineMs: number;
+  retryPeriodMs: number;
+  shutdownTimeoutMs: number;
+
+  // Logs.
+  logLevel: 'debug' | 'info' | 'warn' | 'error';
+  logFormat: 'json' | 'text';
+
+  // Sweep only.
+  reasons: Reason[]; // empty: every reason
+  maxRemovals: number | null;
+  output: 'text' | 'json';
+}
+
+export const ARGO_CONVENTIONS: Conventions = {
+  workflowLabel: 'workflows.argoproj.io/workflow',
+  completedLabel: 'workflows.argoproj.io/completed',
+};
+
+export const DEFAULTS: Settings = {
+  kubeconfig: null,
+  context: null,
+  kubeApiQps: 100,
+  kubeApiBurst: 200,
+  namespaces: [],
+  podSelector: ARGO_CONVENTIONS.workflowLabel,
+  finalizer: 'workflows.argoproj.io/status',
+  owner: { group: 'argoproj.io', version: 'v1alpha1', resource: 'workflows', kind: 'Workflow' },
+  conventions: ARGO_CONVENTIONS,
+  podCleanupWorkers: 8,
+  resyncPeriodMs: 5 * 60_000,
+  forceAfterMs: null,
+  dryRun: false,
+  listPageSize: 500,
+  metricsBindAddress: ':8080',
+  healthProbeBindAddress: ':8081',
+  leaderElect: true,
+  leaderElectionNamespace: 'default',
+  leaderElectionId: 'finalizer-sweeper',
+  leaseDurationMs: 15_000,
+  renewDeadlineMs: 10_000,
+  retryPeriodMs: 2_000,
+  shutdownTimeoutMs: 30_000,
+  logLevel: 'info',
+  logFormat: 'json',
+  reasons: [],
+  maxRemovals: null,
+  output: 'text',
+};

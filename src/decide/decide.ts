@@ -1,0 +1,98 @@
+// decide answers, for one pod, "may our finalizer go, and how urgently?". It is a pure function
+// of the pod, what is known of its owner, the clock and the policy: everything that needs I/O
+// (confirming an owner against the API) happens before it is called, in owner-resolver.ts.
+//
+// The rules, most urgent first:
+//   owner-gone   (0) the controlling owner no longer exists, exists under a new UID, or is being deleted
+//   pod-deleting (1) the pod is Terminating and the engine has recorded it
+//   recorded     (2) the engine has recorded the pod
+//   stale        (3) opt-in (--force-after): Terminating for longer than the limit
+// Anything else waits: an owner that is alive and has not recorded the pod still needs its status
+// (Argo #17024: removing the finalizer before the status is saved loses the result).
+
+import type { PodMeta } from '../kube/objects.ts';
+import type { Reason } from '../config/settings.ts';
+
+/** OwnerState is what is known of a pod's owner when the decision is made. */
+export type OwnerState =
+  /** The owner exists with the pod's owner UID (or, for label-attributed pods, by name). */
+  | { kind: 'alive'; completed: Completion }
+  /** The owner has a deletionTimestamp: it is going, and so is its need for the pod's status. */
+  | { kind: 'deleting' }
+  /** Confirmed against the API (or by a watch DELETE event): absent, or present under another UID. */
+  | { kind: 'gone' }
+  /** Not in the cache, or there under another UID: the cache alone cannot justify a removal. */
+  | { kind: 'unconfirmed' }
+  /** The pod names no owner: no ownerReference of the owner kind and no workflow label. */
+  | { kind: 'unattributable' };
+
+/**
+ * Completion is the owner's "completed" label as far as it may be trusted. A label seen only in
+ * the cache must be confirmed by a fresh read: `argo retry` removes it before creating new pods,
+ * and the pod and Workflow watches are not ordered with respect to each other.
+ */
+export type Completion = 'no' | 'cached' | 'confirmed';
+
+/** WaitReason is why a pod keeps its finalizer for now. */
+export type WaitReason = 'owner-alive-unrecorded' | 'unattributable';
+
+export type Decision =
+  /** Remove our finalizer now. */
+  | { action: 'remove'; reason: Reason; priority: number }
+  /** Read the owner live, then decide again; priority is the urgency of the likely outcome. */
+  | { action: 'verify'; priority: number }
+  /** Keep the finalizer; a later event or resync will ask again. */
+  | { action: 'wait'; why: WaitReason }
+  /** Our finalizer is not on the pod: never write it. */
+  | { action: 'none' };
+
+/** PRIORITY maps each reason to its queue priority (0 is served first). */
+export const PRIORITY: Readonly<Record<Reason, number>> = {
+  'owner-gone': 0,
+  'pod-deleting': 1,
+  recorded: 2,
+  stale: 3,
+};
+
+export interface Policy {
+  finalizer: string;
+  /** Removal is allowed for pods Terminating longer than this; null turns `stale` off. */
+  forceAfterMs: number | null;
+}
+
+/** decide applies the rules above. `now` is milliseconds since the epoch. */
+export function decide(pod: PodMeta, owner: OwnerState, now: number, policy: Policy): Decision {
+  if (!pod.finalizers.includes(policy.finalizer)) return { action: 'none' };
+
+  switch (owner.kind) {
+    case 'gone':
+    case 'deleting':
+      return remove('owner-gone');
+    case 'unconfirmed':
+      return { action: 'verify', priority: PRIORITY['owner-gone'] };
+    case 'unattributable':
+      return { action: 'wait', why: 'unattributable' };
+    case 'alive':
+      break;
+  }
+
+  const recordedReason: Reason = pod.deletionTimestamp !== null ? 'pod-deleting' : 'recorded';
+  if (pod.completedLabel === 'true' || owner.completed === 'confirmed') return remove(recordedReason);
+  if (owner.completed === 'cached') return { action: 'verify', priority: PRIORITY[recordedReason] };
+
+  if (isStale(pod, now, policy)) return remove('stale');
+  return { action: 'wait', why: 'owner-alive-unrecorded' };
+}
+
+function remove(reason: Reason): Decision {
+  return { action: 'remove', reason, priority: PRIORITY[reason] };
+}
+
+function isStale(pod: PodMeta, now: number, policy: Policy): boolean {
+  return policy.forceAfterMs !== null && pod.deletionTimestamp !== null && now - pod.deletionTimestamp > policy.forceAfterMs;
+}
+
+/** isActionable tells whether a decision should put the pod in the cleanup queue. */
+export function isActionable(d: Decision): d is Extract<Decision, { priority: number }> {
+  return d.action === 'remove' || d.action === 'verify';
+}

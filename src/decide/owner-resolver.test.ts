@@ -1,0 +1,166 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { OwnerResolver, type OwnerReader } from './owner-resolver.ts';
+import type { PodMeta, WorkflowMeta } from '../kube/objects.ts';
+
+function workflow(over: Partial<WorkflowMeta> = {}): WorkflowMeta {
+  return { namespace: 'ns', name: 'wf', uid: 'uid-1', resourceVersion: '1', deletionTimestamp: null, completedLabel: null, ...over };
+}
+
+function pod(over: Partial<PodMeta> = {}): PodMeta {
+  return {
+    namespace: 'ns',
+    name: 'wf-pod',
+    uid: 'pod-uid',
+    resourceVersion: '1',
+    deletionTimestamp: null,
+    finalizers: ['workflows.argoproj.io/status'],
+    completedLabel: 'false',
+    workflowLabel: 'wf',
+    owner: { name: 'wf', uid: 'uid-1' },
+    ...over,
+  };
+}
+
+/** fixture: a resolver over a settable cache and live state, counting live reads, on a fake clock. */
+function fixture(opts: { cached?: WorkflowMeta; live?: WorkflowMeta | null }) {
+  let t = 0;
+  const state = { cached: opts.cached, live: opts.live ?? null, reads: 0 };
+  const read: OwnerReader = async (namespace, name) => {
+    state.reads++;
+    const live = state.live;
+    return live !== null && live.namespace === namespace && live.name === name ? live : null;
+  };
+  const resolver = new OwnerResolver({
+    cache: { get: (namespace, name) => (state.cached?.namespace === namespace && state.cached.name === name ? state.cached : undefined) },
+    read,
+    now: () => t,
+  });
+  return { resolver, state, tick: () => ++t };
+}
+
+test('cachedState: an owner in the cache under the pod owner UID is alive', () => {
+  const { resolver } = fixture({ cached: workflow() });
+  assert.deepEqual(resolver.cachedState(pod()), { kind: 'alive', completed: 'no' });
+});
+
+test('cachedState: an owner missing from the cache is unconfirmed, never gone', () => {
+  const { resolver } = fixture({});
+  assert.deepEqual(resolver.cachedState(pod()), { kind: 'unconfirmed' });
+});
+
+test('cachedState: a same-named owner with another UID in the cache is unconfirmed (the cache may lag a re-creation)', () => {
+  const { resolver } = fixture({ cached: workflow({ uid: 'uid-2' }) });
+  assert.deepEqual(resolver.cachedState(pod()), { kind: 'unconfirmed' });
+});
+
+test('cachedState: an owner with a deletionTimestamp is deleting', () => {
+  const { resolver } = fixture({ cached: workflow({ deletionTimestamp: 5 }) });
+  assert.deepEqual(resolver.cachedState(pod()), { kind: 'deleting' });
+});
+
+test('cachedState: a completed label seen only in the cache is "cached", not "confirmed"', () => {
+  const { resolver } = fixture({ cached: workflow({ completedLabel: 'true' }) });
+  assert.deepEqual(resolver.cachedState(pod()), { kind: 'alive', completed: 'cached' });
+});
+
+test('cachedState: a UID marked gone by a watch DELETE event is gone without a read', async () => {
+  const { resolver, state } = fixture({ cached: workflow() });
+  resolver.markGone('uid-1');
+  assert.deepEqual(resolver.cachedState(pod()), { kind: 'gone' });
+  assert.deepEqual(await resolver.confirmedState(pod(), 0, 0), { kind: 'gone' });
+  assert.equal(state.reads, 0);
+});
+
+test('cachedState: a pod with neither an owner reference nor a workflow label is unattributable', () => {
+  const { resolver } = fixture({ cached: workflow() });
+  assert.deepEqual(resolver.cachedState(pod({ owner: null, workflowLabel: null })), { kind: 'unattributable' });
+});
+
+test('confirmedState: an owner absent from the API is gone, and a thousand pods of it cost one read', async () => {
+  const { resolver, state, tick } = fixture({ live: null });
+  const observedAt = tick();
+  tick();
+  const pods = Array.from({ length: 1000 }, (_, i) => pod({ name: `p${i}`, uid: `p${i}` }));
+  const states = await Promise.all(pods.map((p) => resolver.confirmedState(p, observedAt, 0)));
+  assert.ok(states.every((s) => s.kind === 'gone'));
+  assert.equal(state.reads, 1);
+});
+
+test('confirmedState: an owner that exists live under the pod owner UID is alive (the cache was behind)', async () => {
+  const { resolver, tick } = fixture({ live: workflow() });
+  assert.deepEqual(await resolver.confirmedState(pod(), tick(), 0), { kind: 'alive', completed: 'no' });
+});
+
+test('confirmedState: an owner re-created under the same name with a new UID is gone', async () => {
+  const { resolver, tick } = fixture({ cached: workflow({ uid: 'uid-2' }), live: workflow({ uid: 'uid-2' }) });
+  assert.deepEqual(await resolver.confirmedState(pod(), tick(), 0), { kind: 'gone' });
+  assert.deepEqual(resolver.cachedState(pod()), { kind: 'gone' }, 'the UID is remembered as gone');
+});
+
+test('confirmedState: the pod of the re-created owner stays alive while the old UID is gone', async () => {
+  const { resolver, tick } = fixture({ cached: workflow({ uid: 'uid-2' }), live: workflow({ uid: 'uid-2' }) });
+  await resolver.confirmedState(pod(), tick(), 0);
+  assert.deepEqual(resolver.cachedState(pod({ uid: 'new-pod', owner: { name: 'wf', uid: 'uid-2' } })), { kind: 'alive', completed: 'no' });
+});
+
+test('confirmedState: a completed label is confirmed by a fresh read', async () => {
+  const { resolver, state, tick } = fixture({ cached: workflow({ completedLabel: 'true' }), live: workflow({ completedLabel: 'true' }) });
+  assert.deepEqual(await resolver.confirmedState(pod(), tick(), 2), { kind: 'alive', completed: 'confirmed' });
+  assert.equal(state.reads, 1);
+});
+
+test('confirmedState: a completed label the API no longer has (argo retry) is not trusted', async () => {
+  const { resolver, tick } = fixture({ cached: workflow({ completedLabel: 'true' }), live: workflow({ completedLabel: 'false' }) });
+  assert.deepEqual(await resolver.confirmedState(pod(), tick(), 2), { kind: 'alive', completed: 'no' });
+});
+
+test('confirmedState: a read is reused only by pods observed before it started', async () => {
+  const { resolver, state, tick } = fixture({ cached: workflow({ completedLabel: 'true' }), live: workflow({ completedLabel: 'true' }) });
+  const earlyPod = tick();
+  tick();
+  await resolver.confirmedState(pod(), earlyPod, 2);
+  await resolver.confirmedState(pod({ name: 'sibling', uid: 'sibling' }), earlyPod, 2);
+  assert.equal(state.reads, 1, 'a sibling seen before the read shares it');
+
+  tick();
+  const latePod = tick(); // e.g. a pod created after `argo retry`
+  state.live = workflow({ completedLabel: 'false' });
+  assert.deepEqual(await resolver.confirmedState(pod({ name: 'retried', uid: 'retried' }), latePod, 2), { kind: 'alive', completed: 'no' });
+  assert.equal(state.reads, 2, 'a pod newer than the read gets a read of its own');
+});
+
+test('confirmedState: a "gone" read that predates the pod does not condemn it (same-named re-creation)', async () => {
+  const { resolver, state, tick } = fixture({ live: null });
+  await resolver.confirmedState(pod({ owner: { name: 'wf', uid: 'old' } }), tick(), 0);
+  tick();
+  state.live = workflow({ uid: 'uid-1' });
+  assert.deepEqual(await resolver.confirmedState(pod(), tick(), 0), { kind: 'alive', completed: 'no' });
+});
+
+test('confirmedState: a label-attributed pod is gone when no owner of that name exists, alive when one does', async () => {
+  const labelOnly = pod({ owner: null });
+  const { resolver, state, tick } = fixture({ live: null });
+  assert.deepEqual(await resolver.confirmedState(labelOnly, tick(), 0), { kind: 'gone' });
+  state.live = workflow({ uid: 'whatever' });
+  tick();
+  assert.deepEqual(await resolver.confirmedState(labelOnly, tick(), 0), { kind: 'alive', completed: 'no' });
+});
+
+test('confirmedState: a failed read is not reused; the next pod reads again', async () => {
+  let fail = true;
+  let reads = 0;
+  const resolver = new OwnerResolver({
+    cache: { get: () => undefined },
+    read: async () => {
+      reads++;
+      if (fail) throw new Error('connection refused');
+      return null;
+    },
+    now: () => reads,
+  });
+  await assert.rejects(resolver.confirmedState(pod(), -1, 0), /connection refused/);
+  fail = false;
+  assert.deepEqual(await resolver.confirmedState(pod(), -1, 0), { kind: 'gone' });
+  assert.equal(reads, 2);
+});

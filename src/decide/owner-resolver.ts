@@ -1,0 +1,117 @@
+// OwnerResolver tells decide() what is known of a pod's owner. From the cache alone it only ever
+// concludes what the cache can prove (the owner is alive under the pod's owner UID, or being
+// deleted); absence, a different UID under the same name, and a completed label all have to be
+// confirmed by a live read before they can justify a removal.
+//
+// Reads are shared: one per owner, not one per pod. A read is reused for a pod only if it
+// started after that pod was first observed, because:
+//   - owner absence: the owner was created before its pod, so a read issued after we saw the pod
+//     that finds no owner (or another UID under its name) proves that UID is gone for good; an
+//     earlier read might predate a same-named Workflow's re-creation;
+//   - owner completion: `argo retry` removes the completed label before it creates new pods, so
+//     only a read newer than the pod proves the label covers that pod.
+
+import type { PodMeta, WorkflowMeta } from '../kube/objects.ts';
+import type { OwnerState } from './decide.ts';
+
+/** OwnerCache is the owner cache's read side. */
+export interface OwnerCache {
+  get(namespace: string, name: string): WorkflowMeta | undefined;
+}
+
+/** OwnerReader reads one owner live from the API server; null when it does not exist. */
+export type OwnerReader = (namespace: string, name: string, priority: number, signal?: AbortSignal) => Promise<WorkflowMeta | null>;
+
+interface Read {
+  startedAt: number;
+  result: Promise<WorkflowMeta | null>;
+}
+
+/** What is remembered is capped; forgetting an entry only costs another read. */
+const MAX_REMEMBERED = 100_000;
+
+export class OwnerResolver {
+  readonly #cache: OwnerCache;
+  readonly #read: OwnerReader;
+  readonly #now: () => number;
+  /** UIDs known to be gone: confirmed by a read or by a watch DELETE event. UIDs are never reused. */
+  readonly #gone = new Set<string>();
+  /** The latest live read per owner "namespace/name", kept while it may serve newer pods. */
+  readonly #reads = new Map<string, Read>();
+  /** Live reads issued, for the metrics and benchmarks (requests per removal). */
+  readsIssued = 0;
+
+  constructor(opts: { cache: OwnerCache; read: OwnerReader; now?: () => number }) {
+    this.#cache = opts.cache;
+    this.#read = opts.read;
+    this.#now = opts.now ?? (() => performance.now());
+  }
+
+  /** now is the resolver's clock; observation times passed in must come from it. */
+  now(): number {
+    return this.#now();
+  }
+
+  /** markGone records a UID as gone, e.g. on the owner watch's DELETE event. */
+  markGone(uid: string): void {
+    if (this.#gone.size >= MAX_REMEMBERED) this.#gone.delete(this.#gone.values().next().value as string);
+    this.#gone.add(uid);
+  }
+
+  /** cachedState is what the cache alone can say: cheap, used to triage events. */
+  cachedState(pod: PodMeta): OwnerState {
+    const ref = ownerName(pod);
+    if (ref === null) return { kind: 'unattributable' };
+    if (pod.owner !== null && this.#gone.has(pod.owner.uid)) return { kind: 'gone' };
+    const wf = this.#cache.get(pod.namespace, ref);
+    if (wf === undefined || (pod.owner !== null && wf.uid !== pod.owner.uid)) return { kind: 'unconfirmed' };
+    return this.#stateOf(wf, 'cached');
+  }
+
+  /**
+   * confirmedState settles what cachedState left open, with at most one live read per owner
+   * shared by every pod first observed before that read started. `observedAt` is when the pod
+   * (this UID) was first seen, on this resolver's clock.
+   */
+  async confirmedState(pod: PodMeta, observedAt: number, priority: number, signal?: AbortSignal): Promise<OwnerState> {
+    const cached = this.cachedState(pod);
+    const needsRead = cached.kind === 'unconfirmed' || (cached.kind === 'alive' && cached.completed === 'cached');
+    if (!needsRead) return cached;
+
+    const ref = ownerName(pod) as string;
+    const live = await this.#readAfter(pod.namespace, ref, observedAt, priority, signal);
+    if (live === null || (pod.owner !== null && live.uid !== pod.owner.uid)) {
+      if (pod.owner !== null) this.markGone(pod.owner.uid);
+      return { kind: 'gone' };
+    }
+    return this.#stateOf(live, 'confirmed');
+  }
+
+  #stateOf(wf: WorkflowMeta, trust: 'cached' | 'confirmed'): OwnerState {
+    if (wf.deletionTimestamp !== null) return { kind: 'deleting' };
+    return { kind: 'alive', completed: wf.completedLabel === 'true' ? trust : 'no' };
+  }
+
+  /** #readAfter returns a read of the owner that started after `observedAt`, issuing one if needed. */
+  #readAfter(namespace: string, name: string, observedAt: number, priority: number, signal?: AbortSignal): Promise<WorkflowMeta | null> {
+    const key = `${namespace}/${name}`;
+    const last = this.#reads.get(key);
+    if (last !== undefined && last.startedAt > observedAt) return last.result;
+
+    const read: Read = { startedAt: this.#now(), result: this.#read(namespace, name, priority, signal) };
+    this.readsIssued++;
+    this.#reads.delete(key); // re-insert: the Map's order is then oldest read first
+    if (this.#reads.size >= MAX_REMEMBERED) this.#reads.delete(this.#reads.keys().next().value as string);
+    this.#reads.set(key, read);
+    // A failed read must not be reused: the next pod retries it.
+    read.result.catch(() => {
+      if (this.#reads.get(key) === read) this.#reads.delete(key);
+    });
+    return read.result;
+  }
+}
+
+/** ownerName is the owner's name: from the controlling ownerReference, else the workflow label. */
+export function ownerName(pod: PodMeta): string | null {
+  return pod.owner?.name ?? pod.workflowLabel;
+}

@@ -1,0 +1,123 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { DEFAULTS } from '../config/settings.ts';
+import { Metrics } from './metrics.ts';
+
+/** sample returns the value of one series from the text exposition, or undefined if absent. */
+async function sample(m: Metrics, series: string): Promise<number | undefined> {
+  const text = await m.registry.metrics();
+  const line = text.split('\n').find((l) => l.startsWith(series + ' '));
+  return line === undefined ? undefined : Number(line.slice(series.length + 1));
+}
+
+test('two Metrics in one process register the same names without clashing', () => {
+  // prom-client throws "already registered" when a name is registered twice in one registry.
+  assert.doesNotThrow(() => [new Metrics({ version: 'a' }), new Metrics({ version: 'b' })]);
+});
+
+test('the workqueue metrics use client-go names with name="pod_cleanup"', async () => {
+  const m = new Metrics({ version: 'test' });
+  m.queue.added(0);
+  m.queue.added(2);
+  m.queue.depthChanged(2, 7);
+  m.queue.queued(0.002);
+  m.queue.worked(0.5);
+  m.queue.retried();
+  assert.equal(await sample(m, 'workqueue_adds_total{name="pod_cleanup"}'), 2);
+  assert.equal(await sample(m, 'workqueue_depth{name="pod_cleanup",priority="2"}'), 7);
+  assert.equal(await sample(m, 'workqueue_queue_duration_seconds_count{name="pod_cleanup"}'), 1);
+  assert.equal(await sample(m, 'workqueue_work_duration_seconds_bucket{le="1",name="pod_cleanup"}'), 1);
+  assert.equal(await sample(m, 'workqueue_retries_total{name="pod_cleanup"}'), 1);
+});
+
+test('the work duration buckets are client-go\'s, from 1e-8 to 10 seconds', async () => {
+  const m = new Metrics({ version: 'test' });
+  m.queue.worked(1);
+  const text = await m.registry.metrics();
+  const les = [...text.matchAll(/workqueue_work_duration_seconds_bucket\{le="([^"]+)"/g)].map((x) => x[1]);
+  assert.deepEqual(les, ['1e-8', '1e-7', '0.000001', '0.00001', '0.0001', '0.001', '0.01', '0.1', '1', '10', '+Inf']);
+});
+
+test('the in-progress gauges read their source at scrape time', async () => {
+  const m = new Metrics({ version: 'test' });
+  let unfinished = 1.5;
+  m.queue.trackProgress({ unfinishedWorkSeconds: () => unfinished, longestRunningProcessorSeconds: () => 1 });
+  assert.equal(await sample(m, 'workqueue_unfinished_work_seconds{name="pod_cleanup"}'), 1.5);
+  unfinished = 4;
+  assert.equal(await sample(m, 'workqueue_unfinished_work_seconds{name="pod_cleanup"}'), 4);
+  assert.equal(await sample(m, 'workqueue_longest_running_processor_seconds{name="pod_cleanup"}'), 1);
+});
+
+test('a removal is counted by reason and result, and a stale one also as forced', async () => {
+  const m = new Metrics({ version: 'test' });
+  m.removal('owner-gone', 'removed');
+  m.removal('stale', 'removed');
+  m.removal('stale', 'dry_run');
+  assert.equal(await sample(m, 'finalizer_sweeper_removals_total{reason="owner-gone",result="removed"}'), 1);
+  assert.equal(await sample(m, 'finalizer_sweeper_removals_total{reason="stale",result="dry_run"}'), 1);
+  assert.equal(await sample(m, 'finalizer_sweeper_forced_removals_total'), 1);
+});
+
+test('pods_waiting replaces the previous counts and reports absent reasons as 0', async () => {
+  const m = new Metrics({ version: 'test' });
+  m.podsWaiting({ unattributable: 3, 'owner-alive-unrecorded': 5 });
+  m.podsWaiting({ 'owner-alive-unrecorded': 2 });
+  assert.equal(await sample(m, 'finalizer_sweeper_pods_waiting{reason="owner-alive-unrecorded"}'), 2);
+  assert.equal(await sample(m, 'finalizer_sweeper_pods_waiting{reason="unattributable"}'), 0);
+});
+
+test('an API request is counted by verb and code and timed by verb', async () => {
+  const m = new Metrics({ version: 'test' });
+  m.apiRequest('patch', 200, 0.01);
+  m.apiRequest('patch', 409, 0.02);
+  m.apiRequest('get', 'error', 1);
+  assert.equal(await sample(m, 'finalizer_sweeper_api_requests_total{verb="patch",code="409"}'), 1);
+  assert.equal(await sample(m, 'finalizer_sweeper_api_requests_total{verb="get",code="error"}'), 1);
+  assert.equal(await sample(m, 'finalizer_sweeper_api_request_duration_seconds_count{verb="patch"}'), 2);
+});
+
+test('seconds_since_last_watch_event is computed from the clock at scrape time', async () => {
+  let now = 10_000;
+  const m = new Metrics({ version: 'test', now: () => now });
+  m.watchEvent('pods');
+  now = 12_500;
+  assert.equal(await sample(m, 'finalizer_sweeper_seconds_since_last_watch_event{resource="pods"}'), 2.5);
+  m.watchEvent('pods');
+  assert.equal(await sample(m, 'finalizer_sweeper_seconds_since_last_watch_event{resource="pods"}'), 0);
+});
+
+test('cached_objects reads each tracked cache size at scrape time', async () => {
+  const m = new Metrics({ version: 'test' });
+  const pods = new Map([['a', 1], ['b', 2]]);
+  m.trackCache('pods', () => pods.size);
+  assert.equal(await sample(m, 'finalizer_sweeper_cached_objects{resource="pods"}'), 2);
+  pods.delete('a');
+  assert.equal(await sample(m, 'finalizer_sweeper_cached_objects{resource="pods"}'), 1);
+});
+
+test('leader starts at 0 and follows setLeader', async () => {
+  const m = new Metrics({ version: 'test' });
+  assert.equal(await sample(m, 'finalizer_sweeper_leader'), 0);
+  m.setLeader(true);
+  assert.equal(await sample(m, 'finalizer_sweeper_leader'), 1);
+});
+
+test('build_info carries the version and the Node version', async () => {
+  const m = new Metrics({ version: '1.2.3' });
+  assert.equal(await sample(m, `finalizer_sweeper_build_info{version="1.2.3",node_version="${process.version}"}`), 1);
+});
+
+test('config_info shows the settings that shape behaviour, "*" for all namespaces', async () => {
+  const m = new Metrics({ version: 'test' });
+  m.recordConfig({ ...DEFAULTS, forceAfterMs: 600_000 });
+  const series = 'finalizer_sweeper_config_info{workers="8",qps="100",burst="200",resync_period="300s",'
+    + 'force_after="600s",dry_run="false",namespaces="*",finalizer="workflows.argoproj.io/status"}';
+  assert.equal(await sample(m, series), 1);
+});
+
+test('the default process metrics are in the same registry', async () => {
+  const m = new Metrics({ version: 'test' });
+  const text = await m.registry.metrics();
+  assert.match(text, /^process_resident_memory_bytes /m);
+  assert.match(text, /^nodejs_eventloop_lag_seconds /m);
+});

@@ -1,0 +1,180 @@
+// Metrics is the one metrics registry of a controller (or sweep): its own prom-client Registry,
+// never the global default, so that tests and two controllers in one process do not clash. The
+// rest of the code calls the typed recorders below and never prom-client itself.
+
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Reason, Settings } from '../config/settings.ts';
+import type { WaitReason } from '../decide/decide.ts';
+import { WorkqueueMetrics } from './workqueue.ts';
+
+/** RemovalResult is how one attempt to remove our finalizer ended. */
+export type RemovalResult = 'removed' | 'already_gone' | 'skipped' | 'failed' | 'dry_run';
+
+/** OwnerConfirmation is the outcome of a live read of a pod's owner. */
+export type OwnerConfirmation = 'gone' | 'alive' | 'failed';
+
+export interface MetricsOptions {
+  /** version is the product's version, for build_info. */
+  version: string;
+  /** queueName is the workqueue `name` label; client-go style, "pod_cleanup" by default. */
+  queueName?: string;
+  /** now is the clock in milliseconds, for seconds_since_last_watch_event; Date.now by default. */
+  now?: () => number;
+}
+
+const PREFIX = 'finalizer_sweeper_';
+
+/** API_DURATION_BUCKETS are client-go's rest_client_request_duration_seconds buckets. */
+const API_DURATION_BUCKETS = [0.005, 0.025, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60];
+
+/** REMOVAL_LATENCY_BUCKETS span a fast path (sub-second) to pods that waited for a resync. */
+const REMOVAL_LATENCY_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800];
+
+export class Metrics {
+  readonly registry = new Registry();
+  /** queue is the QueueObserver to hand the work queue; trackProgress it for the in-progress gauges. */
+  readonly queue: WorkqueueMetrics;
+  readonly #now: () => number;
+  readonly #lastWatchEvent = new Map<string, number>();
+  readonly #cacheSizes = new Map<string, () => number>();
+
+  readonly #removals = this.#counter('removals_total', 'Finalizer removal attempts by reason and result.', ['reason', 'result']);
+  readonly #removalLatency = new Histogram<'reason'>({
+    name: `${PREFIX}removal_latency_seconds`,
+    help: 'Seconds from a pod being queued to its finalizer being removed, by reason.',
+    labelNames: ['reason'],
+    buckets: REMOVAL_LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
+  readonly #waiting = this.#gauge('pods_waiting', 'Pods that keep our finalizer for now, by why.', ['reason']);
+  readonly #conflicts = this.#counter('conflicts_total', 'Writes refused with 409 Conflict (stale resourceVersion).', []);
+  readonly #forced = this.#counter('forced_removals_total', 'Removals allowed only by --force-after (reason stale).', []);
+  readonly #confirmations = this.#counter('owner_confirmations_total', 'Live reads of an owner, by what they confirmed.', ['result']);
+  readonly #apiRequests = this.#counter('api_requests_total', 'Kubernetes API requests by verb and HTTP status code.', ['verb', 'code']);
+  readonly #apiDuration = new Histogram<'verb'>({
+    name: `${PREFIX}api_request_duration_seconds`,
+    help: 'Kubernetes API request latency in seconds, by verb.',
+    labelNames: ['verb'],
+    buckets: API_DURATION_BUCKETS,
+    registers: [this.registry],
+  });
+  readonly #watchRestarts = this.#counter('watch_restarts_total', 'Watches restarted, by resource and why.', ['resource', 'reason']);
+  readonly #relists = this.#counter('watch_relists_total', 'Full lists (initial or after 410 Gone), by resource.', ['resource']);
+  readonly #leader = this.#gauge('leader', '1 while this replica leads (or runs without leader election), else 0.', []);
+  readonly #config = this.#gauge('config_info', 'The running configuration, as labels; always 1.', [
+    'workers', 'qps', 'burst', 'resync_period', 'force_after', 'dry_run', 'namespaces', 'finalizer',
+  ]);
+
+  constructor(options: MetricsOptions) {
+    this.#now = options.now ?? Date.now;
+    this.queue = new WorkqueueMetrics(this.registry, options.queueName ?? 'pod_cleanup');
+    collectDefaultMetrics({ register: this.registry });
+    this.#gauge('build_info', 'Build information, as labels; always 1.', ['version', 'node_version'])
+      .set({ version: options.version, node_version: process.version }, 1);
+    this.#scrapeGauge('cached_objects', 'Objects held in the cache, by resource.', (set) => {
+      for (const [resource, size] of this.#cacheSizes) set(resource, size());
+    });
+    this.#scrapeGauge('seconds_since_last_watch_event', 'Seconds since a watch last proved alive, by resource.', (set) => {
+      const now = this.#now();
+      for (const [resource, at] of this.#lastWatchEvent) set(resource, Math.max(0, now - at) / 1000);
+    });
+    this.#leader.set(0);
+    this.#conflicts.inc(0);
+    this.#forced.inc(0);
+  }
+
+  /** removal counts one removal attempt; a `stale` removal also counts as forced. */
+  removal(reason: Reason, result: RemovalResult): void {
+    this.#removals.inc({ reason, result });
+    if (reason === 'stale' && result === 'removed') this.#forced.inc();
+  }
+
+  /** removalLatency records the time from a pod's enqueue to the removal of its finalizer. */
+  removalLatency(reason: Reason, seconds: number): void {
+    this.#removalLatency.observe({ reason }, seconds);
+  }
+
+  /** podsWaiting replaces the counts of pods that keep the finalizer; absent reasons read 0. */
+  podsWaiting(counts: Partial<Record<WaitReason, number>>): void {
+    this.#waiting.reset();
+    const all: Record<WaitReason, number> = { 'owner-alive-unrecorded': 0, unattributable: 0, ...counts };
+    for (const [reason, n] of Object.entries(all)) this.#waiting.set({ reason }, n);
+  }
+
+  conflict(): void {
+    this.#conflicts.inc();
+  }
+
+  ownerConfirmation(result: OwnerConfirmation): void {
+    this.#confirmations.inc({ result });
+  }
+
+  /** apiRequest counts one API request; code is the HTTP status, or a word when none came back. */
+  apiRequest(verb: string, code: number | string, seconds: number): void {
+    this.#apiRequests.inc({ verb, code: String(code) });
+    this.#apiDuration.observe({ verb }, seconds);
+  }
+
+  /**
+   * watchEvent notes that the watch of `resource` is alive: call it on each event and bookmark,
+   * and when a list or watch (re)starts, so that a quiet but healthy watch stays fresh.
+   */
+  watchEvent(resource: string): void {
+    this.#lastWatchEvent.set(resource, this.#now());
+  }
+
+  watchRestart(resource: string, reason: string): void {
+    this.#watchRestarts.inc({ resource, reason });
+  }
+
+  watchRelist(resource: string): void {
+    this.#relists.inc({ resource });
+  }
+
+  /** trackCache reports `size()` as cached_objects{resource} at each scrape. */
+  trackCache(resource: string, size: () => number): void {
+    this.#cacheSizes.set(resource, size);
+  }
+
+  setLeader(leading: boolean): void {
+    this.#leader.set(leading ? 1 : 0);
+  }
+
+  /** recordConfig publishes the settings that shape behaviour as config_info's labels. */
+  recordConfig(s: Settings): void {
+    this.#config.reset();
+    this.#config.set({
+      workers: s.podCleanupWorkers,
+      qps: s.kubeApiQps,
+      burst: s.kubeApiBurst,
+      resync_period: `${s.resyncPeriodMs / 1000}s`,
+      force_after: s.forceAfterMs === null ? 'off' : `${s.forceAfterMs / 1000}s`,
+      dry_run: String(s.dryRun),
+      // "*" cannot be a namespace name, so it cannot be mistaken for one.
+      namespaces: s.namespaces.length === 0 ? '*' : s.namespaces.join(','),
+      finalizer: s.finalizer,
+    }, 1);
+  }
+
+  #counter<L extends string>(name: string, help: string, labelNames: L[]): Counter<L> {
+    return new Counter({ name: PREFIX + name, help, labelNames, registers: [this.registry] });
+  }
+
+  #gauge<L extends string>(name: string, help: string, labelNames: L[]): Gauge<L> {
+    return new Gauge({ name: PREFIX + name, help, labelNames, registers: [this.registry] });
+  }
+
+  /** scrapeGauge is a gauge by resource whose values `fill` computes at each scrape. */
+  #scrapeGauge(name: string, help: string, fill: (set: (resource: string, v: number) => void) => void): void {
+    const gauge: Gauge<'resource'> = new Gauge({
+      name: PREFIX + name,
+      help,
+      labelNames: ['resource'],
+      registers: [this.registry],
+      collect: () => {
+        gauge.reset();
+        fill((resource, v) => gauge.set({ resource }, v));
+      },
+    });
+  }
+}

@@ -22,6 +22,7 @@ command -v go >/dev/null || need_pkgs+=(golang-go)
 command -v rsync >/dev/null || need_pkgs+=(rsync)
 [ -d /usr/share/gocode/src/github.com/modern-go/reflect2 ] || need_pkgs+=(golang-github-modern-go-reflect2-dev)
 command -v openssl >/dev/null || need_pkgs+=(openssl)
+command -v make >/dev/null || need_pkgs+=(make)
 
 # deb-src for the same mirror and suite as the machine's own bookworm entry.
 if ! grep -rqs '^Types: *deb-src' /etc/apt/sources.list.d/ && ! grep -qs '^deb-src' /etc/apt/sources.list; then
@@ -42,6 +43,13 @@ fi
 if [ ${#need_pkgs[@]} -gt 0 ]; then
   log "installing ${need_pkgs[*]}"
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_pkgs[@]}" >/dev/null
+fi
+
+# A cache carried to a machine without etcd-server needs only the package and the link.
+if [ -x "$dest/kube-apiserver" ] && [ -x "$dest/kube-controller-manager" ]; then
+  ln -sfn /usr/bin/etcd "$dest/etcd"
+  log "kube binaries already in $dest; etcd linked"
+  exit 0
 fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/kube-build.XXXXXX")
@@ -81,5 +89,5 @@ ln -s /usr/bin/etcd "$work/out/etcd"
 
 # Publish atomically so a concurrent or interrupted run never sees half a folder.
 mkdir -p "${dest%/*}"
-rm -rf "$dest.tmp" && mv "$work/out" "$dest.tmp" && mv -T "$dest.tmp" "$dest"
+rm -rf "$dest.tmp" "$dest" && mv "$work/out" "$dest.tmp" && mv -T "$dest.tmp" "$dest"
 log "installed into $dest"

@@ -1,0 +1,227 @@
+// startControlPlane runs a real, throwaway Kubernetes control plane on 127.0.0.1: etcd (data on
+// tmpfs), kube-apiserver (token auth, self-signed serving cert) and kube-controller-manager with
+// the garbage collector, because owner deletion is what the product reacts to. Flags and the
+// measured facts behind them are in the README ("The local control plane").
+import { access, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { findControlPlaneBinaries, type ControlPlaneBinaries } from './binaries.ts';
+import { writeKubeconfig, writeServiceAccountKeys, writeTokenFile, freePort } from './control-plane-files.ts';
+import { installCrds, loadWorkflowCrd } from './crds.ts';
+import { ApiClient } from './http.ts';
+import {
+  removeOnExit,
+  startProcess,
+  startWatchdog,
+  stopProcess,
+  stopWatchdog,
+  tailOf,
+  type Managed,
+} from './processes.ts';
+
+export interface ControlPlaneOptions {
+  /** RBAC to test permissions; the admin token user (system:masters) may do anything either way. */
+  authorization?: 'AlwaysAllow' | 'RBAC';
+  /** Parsed CRDs, installed before the controller manager starts; default: the Workflow CRD. */
+  crds?: object[];
+  /** Receives every output line of the three programs, prefixed with the program's name. */
+  log?: (line: string) => void;
+}
+
+/** ControlPlane is a running control plane and how to reach it. */
+export interface ControlPlane {
+  /** https://127.0.0.1:PORT */
+  server: string;
+  /** Bearer token of a system:masters user. */
+  token: string;
+  /** The serving certificate's CA, PEM, base64-encoded. */
+  caData: string;
+  kubeconfigPath: string;
+  /** Temp dir holding the kubeconfig, the keys and the programs' logs; removed by stop(). */
+  dir: string;
+  /** As the API server reports it, e.g. "v1.20.2". */
+  serverVersion: string;
+  /** PIDs of etcd, kube-apiserver and kube-controller-manager. */
+  pids: number[];
+  /** stop ends the programs by PID (TERM, then KILL) and removes the temp dirs; idempotent. */
+  stop(): Promise<void>;
+}
+
+const GC_SYNCED = /all resource monitors have synced/;
+
+/** startControlPlane starts etcd, kube-apiserver and kube-controller-manager and waits until all are ready. */
+export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise<ControlPlane> {
+  const bins = await findControlPlaneBinaries();
+  const crds = opts.crds ?? [await loadWorkflowCrd()];
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(bins, crds, opts);
+    } catch (err) {
+      // Another process may take a port between freePort() and the program's bind.
+      if (attempt >= 3 || !String(err).includes('address already in use')) throw err;
+    }
+  }
+}
+
+async function startOnce(bins: ControlPlaneBinaries, crds: object[], opts: ControlPlaneOptions): Promise<ControlPlane> {
+  const dir = await mkdtemp(join(tmpdir(), 'finalizer-sweeper-cp-'));
+  const dataDir = await mkdtemp(join(await shmOrTmp(), 'finalizer-sweeper-etcd-'));
+  removeOnExit(dir, true);
+  removeOnExit(dataDir, true);
+  const procs: Managed[] = [];
+  let watchdog: number | undefined;
+  let stopping: Promise<void> | undefined;
+  const stop = (): Promise<void> =>
+    (stopping ??= (async () => {
+      const etcd = procs[0];
+      await Promise.all(procs.slice(1).map((p) => stopProcess(p)));
+      if (etcd) await stopProcess(etcd);
+      if (watchdog !== undefined) stopWatchdog(watchdog);
+      await Promise.all([rm(dir, { recursive: true, force: true }), rm(dataDir, { recursive: true, force: true })]);
+      removeOnExit(dir, false);
+      removeOnExit(dataDir, false);
+    })());
+
+  try {
+    const [etcdPort, peerPort, apiPort] = await threePorts();
+    const server = `https://127.0.0.1:${apiPort}`;
+    const token = await writeTokenFile(join(dir, 'tokens.csv'));
+    const sa = await writeServiceAccountKeys(dir);
+
+    const etcdUrl = `http://127.0.0.1:${etcdPort}`;
+    const etcd = startProcess('etcd', bins.etcd, etcdArgs(dataDir, etcdUrl, peerPort), join(dir, 'etcd.log'), opts.log);
+    procs.push(etcd);
+    await until(etcd, 'a healthy /health', 30_000, () => etcdHealthy(etcdUrl));
+
+    const certDir = join(dir, 'certs');
+    const apiArgs = apiserverArgs({ etcdUrl, apiPort, certDir, dir, sa, authorization: opts.authorization ?? 'AlwaysAllow' });
+    const apiserver = startProcess('kube-apiserver', bins.apiserver, apiArgs, join(dir, 'kube-apiserver.log'), opts.log);
+    procs.push(apiserver);
+    const caData = await until(apiserver, 'a ready /readyz', 60_000, () => apiserverReady(server, token, certDir));
+    const kubeconfigPath = await writeKubeconfig(join(dir, 'kubeconfig.yaml'), { server, caData, token });
+
+    const client = new ApiClient({ server, token, caData });
+    let serverVersion: string;
+    try {
+      serverVersion = (await client.call<{ gitVersion: string }>('GET', '/version')).gitVersion;
+      await installCrds(client, crds);
+    } finally {
+      client.close();
+    }
+
+    const kcm = startProcess('kube-controller-manager', bins.controllerManager, controllerManagerArgs(kubeconfigPath), join(dir, 'kube-controller-manager.log'), opts.log);
+    procs.push(kcm);
+    let synced = false;
+    kcm.onLine((line) => (synced ||= GC_SYNCED.test(line)));
+    await until(kcm, 'garbage collector sync', 60_000, async () => (synced ? true : undefined));
+
+    watchdog = startWatchdog(procs.map((p) => p.pid), [dir, dataDir]);
+    return { server, token, caData, kubeconfigPath, dir, serverVersion, pids: procs.map((p) => p.pid), stop };
+  } catch (err) {
+    const tails = await Promise.all(procs.map(async (p) => `--- ${p.name} (${p.logPath}):\n${await tailOf(p.logPath)}`));
+    await stop();
+    const message = err instanceof Error ? err.message : String(err);
+    throw new Error(`the local control plane did not start: ${message}\n${tails.join('\n')}`, { cause: err });
+  }
+}
+
+function etcdArgs(dataDir: string, clientUrl: string, peerPort: number): string[] {
+  const peerUrl = `http://127.0.0.1:${peerPort}`;
+  return [
+    '--name', 'default',
+    '--data-dir', dataDir,
+    '--listen-client-urls', clientUrl,
+    '--advertise-client-urls', clientUrl,
+    '--listen-peer-urls', peerUrl,
+    '--initial-advertise-peer-urls', peerUrl,
+    '--initial-cluster', `default=${peerUrl}`,
+    '--listen-metrics-urls', '',
+  ];
+}
+
+function apiserverArgs(a: {
+  etcdUrl: string;
+  apiPort: number;
+  certDir: string;
+  dir: string;
+  sa: { key: string; pub: string };
+  authorization: string;
+}): string[] {
+  return [
+    '--etcd-servers', a.etcdUrl,
+    '--bind-address', '127.0.0.1',
+    '--advertise-address', '127.0.0.1',
+    '--secure-port', String(a.apiPort),
+    '--insecure-port', '0',
+    '--cert-dir', a.certDir,
+    '--token-auth-file', join(a.dir, 'tokens.csv'),
+    '--authorization-mode', a.authorization,
+    '--service-account-issuer', 'https://kubernetes.default.svc.cluster.local',
+    '--service-account-key-file', a.sa.pub,
+    '--service-account-signing-key-file', a.sa.key,
+    '--service-cluster-ip-range', '10.0.0.0/24',
+    // No controller here creates default service accounts, so the admission plugin would refuse pods.
+    '--disable-admission-plugins', 'ServiceAccount',
+    // The default reconciler would complain about the loopback address forever.
+    '--endpoint-reconciler-type', 'none',
+  ];
+}
+
+function controllerManagerArgs(kubeconfigPath: string): string[] {
+  return [
+    '--kubeconfig', kubeconfigPath,
+    // namespace: deleted test namespaces would otherwise stay Terminating forever.
+    '--controllers', 'garbagecollector,namespace',
+    '--leader-elect=false',
+    '--port', '0',
+    '--secure-port', '0',
+    '--use-service-account-credentials=false',
+  ];
+}
+
+/** until polls check until it returns a value, failing early if the program exits meanwhile. */
+async function until<T>(p: Managed, what: string, timeoutMs: number, check: () => Promise<T | undefined>): Promise<T> {
+  let exited: string | undefined;
+  void p.exited.then((how) => (exited = how));
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check().catch(() => undefined);
+    if (value !== undefined) return value;
+    if (exited !== undefined) throw new Error(`${p.name} exited (${exited}) before ${what}`);
+    if (Date.now() > deadline) throw new Error(`${p.name}: no ${what} after ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+async function etcdHealthy(url: string): Promise<true | undefined> {
+  const res = await fetch(`${url}/health`);
+  const body = (await res.json()) as { health?: string };
+  return res.ok && body.health === 'true' ? true : undefined;
+}
+
+/** apiserverReady returns the CA data once the self-signed cert exists and /readyz answers 200. */
+async function apiserverReady(server: string, token: string, certDir: string): Promise<string | undefined> {
+  const caData = (await readFile(join(certDir, 'apiserver.crt'))).toString('base64');
+  const client = new ApiClient({ server, token, caData }, 1);
+  try {
+    return (await client.raw('GET', '/readyz')).status === 200 ? caData : undefined;
+  } finally {
+    client.close();
+  }
+}
+
+async function threePorts(): Promise<[number, number, number]> {
+  const ports = new Set<number>();
+  while (ports.size < 3) ports.add(await freePort());
+  const [a = 0, b = 0, c = 0] = ports;
+  return [a, b, c];
+}
+
+async function shmOrTmp(): Promise<string> {
+  try {
+    await access('/dev/shm');
+    return '/dev/shm';
+  } catch {
+    return tmpdir();
+  }
+}

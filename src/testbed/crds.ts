@@ -1,0 +1,36 @@
+// CustomResourceDefinitions for the test bed: the Workflow CRD from config/, and installing CRDs
+// so that they are usable before anything (the garbage collector above all) starts watching.
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { loadYaml } from '@kubernetes/client-node';
+import type { ApiClient } from './http.ts';
+
+/** WORKFLOW_CRD_PATH is the Workflow CRD the test bed installs by default. */
+export const WORKFLOW_CRD_PATH = join(import.meta.dirname, '..', '..', 'config', 'workflow-crd.yaml');
+
+/** loadWorkflowCrd parses config/workflow-crd.yaml. */
+export async function loadWorkflowCrd(): Promise<object> {
+  return loadYaml<object>(await readFile(WORKFLOW_CRD_PATH, 'utf8'));
+}
+
+interface Crd {
+  metadata: { name: string };
+  status?: { conditions?: { type: string; status: string }[] };
+}
+
+/** installCrds creates each CRD and waits until the API server reports it Established. */
+export async function installCrds(client: ApiClient, crds: object[], timeoutMs = 30_000): Promise<void> {
+  const path = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
+  const names = await Promise.all(crds.map(async (crd) => (await client.call<Crd>('POST', path, crd)).metadata.name));
+  const deadline = Date.now() + timeoutMs;
+  for (const name of names) {
+    while (!established(await client.call<Crd>('GET', `${path}/${name}`))) {
+      if (Date.now() > deadline) throw new Error(`CRD ${name} not Established after ${timeoutMs} ms`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+}
+
+function established(crd: Crd): boolean {
+  return crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ?? false;
+}

@@ -1,0 +1,93 @@
+// A small keep-alive HTTPS client for the test bed. It is deliberately independent of src/kube:
+// the test bed checks the product's API layer, so it must not be built on it.
+import { Agent, request } from 'node:https';
+
+/** Connection is what a client needs to reach an API server. */
+export interface Connection {
+  server: string;
+  token: string;
+  /** PEM of the serving certificate's CA, base64-encoded as in a kubeconfig. */
+  caData: string;
+}
+
+/** ApiError is a non-2xx answer from the API server. */
+export class ApiError extends Error {
+  readonly status: number;
+  readonly reason: string;
+  readonly body: unknown;
+
+  constructor(method: string, path: string, status: number, body: unknown) {
+    const status_ = body as { reason?: string; message?: string } | null;
+    super(`${method} ${path}: ${status} ${status_?.reason ?? ''} ${status_?.message ?? ''}`.trim());
+    this.name = 'ApiError';
+    this.status = status;
+    this.reason = status_?.reason ?? '';
+    this.body = body;
+  }
+}
+
+/** ApiClient sends JSON requests with a bearer token over a pool of keep-alive connections. */
+export class ApiClient {
+  readonly connection: Connection;
+  readonly #agent: Agent;
+  readonly #ca: string;
+
+  constructor(connection: Connection, maxSockets = 32) {
+    this.connection = connection;
+    this.#ca = Buffer.from(connection.caData, 'base64').toString('utf8');
+    this.#agent = new Agent({ keepAlive: true, maxSockets });
+  }
+
+  /** call sends one request and returns the parsed body; non-2xx answers throw ApiError. */
+  async call<T = unknown>(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<T> {
+    const { status, json } = await this.raw(method, path, body, contentType);
+    if (status < 200 || status > 299) throw new ApiError(method, path, status, json);
+    return json as T;
+  }
+
+  /** raw sends one request and returns the status and parsed body, whatever the status. */
+  raw(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<{ status: number; json: unknown }> {
+    const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+    const url = new URL(path, this.connection.server);
+    return new Promise((resolve, reject) => {
+      const req = request(
+        url,
+        {
+          method,
+          agent: this.#agent,
+          ca: this.#ca,
+          headers: {
+            authorization: `Bearer ${this.connection.token}`,
+            accept: 'application/json',
+            ...(payload ? { 'content-type': contentType, 'content-length': payload.length } : {}),
+          },
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('error', reject);
+          res.on('end', () => {
+            const text = Buffer.concat(chunks).toString('utf8');
+            resolve({ status: res.statusCode ?? 0, json: parse(text) });
+          });
+        },
+      );
+      req.on('error', reject);
+      req.end(payload);
+    });
+  }
+
+  /** close drops the pooled connections. */
+  close(): void {
+    this.#agent.destroy();
+  }
+}
+
+function parse(text: string): unknown {
+  if (text === '') return null;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}

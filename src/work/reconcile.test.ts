@@ -1,0 +1,191 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Reconciler, type Failure, type FailureKind, type ReconcilerOptions } from './reconcile.ts';
+import type { OwnerState } from '../decide/decide.ts';
+import type { PodMeta } from '../kube/objects.ts';
+import type { RemovalPatch } from './removal-patch.ts';
+
+const OURS = 'workflows.argoproj.io/status';
+
+function pod(over: Partial<PodMeta> = {}): PodMeta {
+  return {
+    namespace: 'ns', name: 'p', uid: 'pod-1', resourceVersion: '10', deletionTimestamp: null,
+    finalizers: ['a.io/first', OURS], completedLabel: 'true', workflowLabel: 'wf', owner: { name: 'wf', uid: 'wf-1' }, ...over,
+  };
+}
+
+class ApiFailure extends Error {
+  readonly kind: FailureKind;
+  readonly retryAfterMs: number | null;
+  constructor(kind: FailureKind, retryAfterMs: number | null = null) {
+    super(`api said ${kind}`);
+    this.kind = kind;
+    this.retryAfterMs = retryAfterMs;
+  }
+}
+
+const classify = (err: unknown): Failure =>
+  err instanceof ApiFailure ? { kind: err.kind, retryAfterMs: err.retryAfterMs, message: err.message } : { kind: 'transient', retryAfterMs: null, message: String(err) };
+
+/** harness wires a Reconciler to scripted API answers and records every write. */
+function harness(opts: { cached?: PodMeta; owner?: OwnerState; confirmed?: OwnerState; patches?: Array<ApiFailure | null>; reads?: Array<PodMeta | null>; over?: Partial<ReconcilerOptions> }) {
+  const writes: RemovalPatch[] = [];
+  const patches = [...(opts.patches ?? [])];
+  const reads = [...(opts.reads ?? [])];
+  let confirmations = 0;
+  const r = new Reconciler({
+    pods: { get: (key) => (key === 'ns/p' ? opts.cached : undefined) },
+    observedAt: () => 0,
+    owners: {
+      cachedState: () => opts.owner ?? { kind: 'alive', completed: 'no' },
+      confirmedState: async () => {
+        confirmations++;
+        return opts.confirmed ?? opts.owner ?? { kind: 'alive', completed: 'no' };
+      },
+      now: () => 1,
+    },
+    api: {
+      patch: async (_ns, _name, patch) => {
+        writes.push(patch);
+        const answer = patches.shift() ?? null;
+        if (answer !== null) throw answer;
+        return {};
+      },
+      read: async () => {
+        const next = reads.shift();
+        if (next === undefined) throw new Error('unexpected read');
+        return next;
+      },
+    },
+    classify,
+    policy: { finalizer: OURS, forceAfterMs: null },
+    dryRun: false,
+    reasons: null,
+    minRetryDelayMs: 1,
+    ...opts.over,
+  });
+  return { r, writes, confirmations: () => confirmations };
+}
+
+test('reconcile: a recorded pod loses exactly our finalizer, with the cached resourceVersion', async () => {
+  const h = harness({ cached: pod() });
+  assert.deepEqual(await h.r.reconcile('ns/p', 2), { kind: 'removed', reason: 'recorded', attempts: 1, conflicts: 0 });
+  assert.deepEqual(h.writes, [{ metadata: { resourceVersion: '10', finalizers: ['a.io/first'] } }]);
+});
+
+test('reconcile: a pod no longer in the cache is already gone, and nothing is written', async () => {
+  const h = harness({});
+  assert.equal((await h.r.reconcile('ns/p', 0)).kind, 'already-gone');
+  assert.equal(h.writes.length, 0);
+});
+
+test('reconcile: a pod of a live owner that has not recorded it is kept, and nothing is written', async () => {
+  const h = harness({ cached: pod({ completedLabel: 'false' }) });
+  assert.deepEqual(await h.r.reconcile('ns/p', 2), { kind: 'kept', why: 'owner-alive-unrecorded', reason: null, conflicts: 0 });
+  assert.equal(h.writes.length, 0);
+});
+
+test('reconcile: an owner missing from the cache is confirmed live before the removal', async () => {
+  const h = harness({ cached: pod({ completedLabel: 'false' }), owner: { kind: 'unconfirmed' }, confirmed: { kind: 'gone' } });
+  assert.equal((await h.r.reconcile('ns/p', 0)).kind, 'removed');
+  assert.equal(h.confirmations(), 1);
+});
+
+test('reconcile: an owner missing from the cache but alive in the API keeps the pod', async () => {
+  const h = harness({ cached: pod({ completedLabel: 'false' }), owner: { kind: 'unconfirmed' }, confirmed: { kind: 'alive', completed: 'no' } });
+  assert.equal((await h.r.reconcile('ns/p', 0)).kind, 'kept');
+  assert.equal(h.writes.length, 0);
+});
+
+test('reconcile: a 409 re-reads the pod and retries with the new resourceVersion, keeping the other party\'s new finalizer', async () => {
+  const fresh = pod({ resourceVersion: '11', finalizers: ['a.io/first', OURS, 'b.io/added'] });
+  const h = harness({ cached: pod(), patches: [new ApiFailure('conflict'), null], reads: [fresh] });
+  assert.deepEqual(await h.r.reconcile('ns/p', 2), { kind: 'removed', reason: 'recorded', attempts: 2, conflicts: 1 });
+  assert.deepEqual(h.writes[1], { metadata: { resourceVersion: '11', finalizers: ['a.io/first', 'b.io/added'] } });
+});
+
+test('reconcile: after a 409 the pod is decided again, and kept when it no longer qualifies', async () => {
+  const fresh = pod({ resourceVersion: '11', completedLabel: 'false' });
+  const h = harness({ cached: pod(), patches: [new ApiFailure('conflict')], reads: [fresh] });
+  assert.equal((await h.r.reconcile('ns/p', 2)).kind, 'kept');
+  assert.equal(h.writes.length, 1);
+});
+
+test('reconcile: after a 409, our finalizer already removed by someone else means already gone', async () => {
+  const fresh = pod({ resourceVersion: '11', finalizers: ['a.io/first'] });
+  const h = harness({ cached: pod(), patches: [new ApiFailure('conflict')], reads: [fresh] });
+  assert.equal((await h.r.reconcile('ns/p', 2)).kind, 'already-gone');
+  assert.equal(h.writes.length, 1);
+});
+
+test('reconcile: after a 409, a pod that vanished is already gone', async () => {
+  const h = harness({ cached: pod(), patches: [new ApiFailure('conflict')], reads: [null] });
+  assert.deepEqual(await h.r.reconcile('ns/p', 2), { kind: 'already-gone', reason: 'recorded', conflicts: 1 });
+});
+
+test('reconcile: a 404 on the patch is already gone', async () => {
+  const h = harness({ cached: pod(), patches: [new ApiFailure('not-found')] });
+  assert.equal((await h.r.reconcile('ns/p', 2)).kind, 'already-gone');
+});
+
+test('reconcile: a 429 goes back on the queue after Retry-After', async () => {
+  const h = harness({ cached: pod(), patches: [new ApiFailure('throttled', 3000)] });
+  const out = await h.r.reconcile('ns/p', 2);
+  assert.equal(out.kind, 'retry');
+  assert.equal(out.kind === 'retry' && out.afterMs, 3000);
+});
+
+test('reconcile: transient errors are retried in place, then handed back for the key\'s backoff', async () => {
+  const h = harness({ cached: pod(), patches: Array.from({ length: 10 }, () => new ApiFailure('transient')), over: { retries: 2 } });
+  const out = await h.r.reconcile('ns/p', 2);
+  assert.equal(out.kind, 'retry');
+  assert.equal(out.kind === 'retry' && out.afterMs, null);
+  assert.equal(h.writes.length, 3);
+});
+
+test('reconcile: a transient error followed by success removes', async () => {
+  const h = harness({ cached: pod(), patches: [new ApiFailure('transient'), null] });
+  assert.equal((await h.r.reconcile('ns/p', 2)).kind, 'removed');
+});
+
+test('reconcile: a refusal (e.g. 403, 422) fails without retrying', async () => {
+  const h = harness({ cached: pod(), patches: [new ApiFailure('rejected'), null] });
+  assert.equal((await h.r.reconcile('ns/p', 2)).kind, 'failed');
+  assert.equal(h.writes.length, 1);
+});
+
+test('reconcile: a refused owner read fails without writing', async () => {
+  const owners = {
+    cachedState: (): OwnerState => ({ kind: 'unconfirmed' }),
+    confirmedState: async (): Promise<OwnerState> => {
+      throw new ApiFailure('rejected');
+    },
+    now: () => 0,
+  };
+  const h = harness({ cached: pod({ completedLabel: 'false' }), over: { owners } });
+  assert.equal((await h.r.reconcile('ns/p', 0)).kind, 'failed');
+  assert.equal(h.writes.length, 0);
+});
+
+test('reconcile: dry run decides and writes nothing', async () => {
+  const h = harness({ cached: pod(), over: { dryRun: true } });
+  assert.deepEqual(await h.r.reconcile('ns/p', 2), { kind: 'dry-run', reason: 'recorded' });
+  assert.equal(h.writes.length, 0);
+});
+
+test('reconcile: a reason outside --reason is kept', async () => {
+  const h = harness({ cached: pod(), over: { reasons: new Set(['owner-gone'] as const) } });
+  assert.deepEqual(await h.r.reconcile('ns/p', 2), { kind: 'kept', why: 'reason-filtered', reason: 'recorded', conflicts: 0 });
+  assert.equal(h.writes.length, 0);
+});
+
+test('reconcile: --max-removals stops writes once the quota is spent, and a failed write gives its slot back', async () => {
+  let left = 1;
+  const quota = { take: () => (left > 0 ? (left--, true) : false), giveBack: () => void left++ };
+  const h = harness({ cached: pod(), patches: [new ApiFailure('not-found'), null], over: { quota } });
+  assert.equal((await h.r.reconcile('ns/p', 2)).kind, 'already-gone');
+  assert.equal(left, 1, 'the 404 did not use up the quota');
+  assert.equal((await h.r.reconcile('ns/p', 2)).kind, 'removed');
+  assert.deepEqual(await h.r.reconcile('ns/p', 2), { kind: 'kept', why: 'max-removals', reason: 'recorded', conflicts: 0 });
+  assert.equal(h.writes.length, 2);
+});

@@ -1,0 +1,30 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { classify } from './classify.ts';
+import { ApiError } from '../kube/errors.ts';
+import type { FailureKind } from './reconcile.ts';
+
+const netErr = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6443'), { code: 'ECONNREFUSED' });
+
+const cases: Array<[string, unknown, FailureKind]> = [
+  ['404 Not Found', new ApiError(404, 'NotFound', 'pods "p" not found'), 'not-found'],
+  ['409 Conflict', new ApiError(409, 'Conflict', 'the object has been modified'), 'conflict'],
+  ['429 Too Many Requests', new ApiError(429, 'TooManyRequests', 'slow down', 7), 'throttled'],
+  ['500 Internal Error', new ApiError(500, 'InternalError', 'etcd timeout'), 'transient'],
+  ['503 Service Unavailable', new ApiError(503, 'ServiceUnavailable', 'x'), 'transient'],
+  ['401 Unauthorized (credentials may rotate)', new ApiError(401, 'Unauthorized', 'x'), 'transient'],
+  ['403 Forbidden', new ApiError(403, 'Forbidden', 'cannot patch pods'), 'rejected'],
+  ['422 Invalid', new ApiError(422, 'Invalid', 'bad finalizer'), 'rejected'],
+  ['400 Bad Request', new ApiError(400, 'BadRequest', 'x'), 'rejected'],
+  ['connection refused', netErr, 'transient'],
+  ['an unknown error', new Error('???'), 'transient'],
+];
+
+for (const [name, err, want] of cases) {
+  test(`classify: ${name} is ${want}`, () => assert.equal(classify(err).kind, want));
+}
+
+test('classify: 429 carries Retry-After in milliseconds, defaulting to one second', () => {
+  assert.equal(classify(new ApiError(429, 'TooManyRequests', 'x', 7)).retryAfterMs, 7000);
+  assert.equal(classify(new ApiError(429, 'TooManyRequests', 'x')).retryAfterMs, 1000);
+});

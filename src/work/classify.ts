@@ -1,0 +1,25 @@
+// classify maps an API error to what the reconcile step does about it. Anything unrecognised is
+// treated as transient: retrying a write that carries a resourceVersion is always safe, while
+// dropping a pod would leave it stuck.
+
+import { ApiError, isConflict, isForbidden, isNotFound, isTooManyRequests } from '../kube/errors.ts';
+import type { Failure } from './reconcile.ts';
+
+/** Used when a 429 names no Retry-After. */
+const DEFAULT_RETRY_AFTER_MS = 1_000;
+
+export function classify(err: unknown): Failure {
+  const message = err instanceof Error ? err.message : String(err);
+  if (isNotFound(err)) return { kind: 'not-found', retryAfterMs: null, message };
+  if (isConflict(err)) return { kind: 'conflict', retryAfterMs: null, message };
+  if (isTooManyRequests(err)) {
+    const s = (err as ApiError).retryAfterSeconds;
+    return { kind: 'throttled', retryAfterMs: s === null ? DEFAULT_RETRY_AFTER_MS : s * 1000, message };
+  }
+  // 4xx other than these (403 Forbidden, 422 Invalid, 400 BadRequest) will not change by retrying.
+  // 401 may: credentials rotate, and the client refreshes them.
+  if (err instanceof ApiError && err.status >= 400 && err.status < 500 && err.status !== 401) {
+    return { kind: 'rejected', retryAfterMs: null, message: `${err.status}${isForbidden(err) ? ' Forbidden' : ''}: ${message}` };
+  }
+  return { kind: 'transient', retryAfterMs: null, message };
+}

@@ -1,0 +1,9 @@
+// The public face of src/config: what src/cli.ts and the commands import.
+export { ConfigError } from './errors.ts';
+export type { Source } from './errors.ts';
+export { formatDuration, parseDuration } from './duration.ts';
+export { describeSettings } from './describe.ts';
+export { defineControllerOptions, defineOptions, defineSweepOptions } from './flags.ts';
+export type { Command } from './keys.ts';
+export { configPath, loadSettings, resolveSettings } from './load.ts';
+export type { LoadInput } from './load.ts';

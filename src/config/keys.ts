@@ -1,0 +1,270 @@
+// KEYS is the one table of settings: each key's flag, environment variable and config-file
+// name are derived from it mechanically, so the three layers cannot drift apart.
+import { formatDuration } from './duration.ts';
+import {
+  dnsLabelProblem,
+  dnsSubdomainProblem,
+  labelSelectorProblem,
+  qualifiedNameProblem,
+} from './names.ts';
+import type { Settings } from './settings.ts';
+import { REASONS } from './settings.ts';
+import type { Parser } from './values.ts';
+import {
+  boolean,
+  integer,
+  list,
+  nullable,
+  oneOf,
+  optionalDuration,
+  positiveNumber,
+  requiredDuration,
+  text,
+} from './values.ts';
+
+/** Command is the subcommand whose settings are being loaded. */
+export type Command = 'controller' | 'sweep';
+
+/** ENV_PREFIX starts every environment variable: FINALIZER_SWEEPER_POD_CLEANUP_WORKERS. */
+export const ENV_PREFIX = 'FINALIZER_SWEEPER_';
+
+/** SettingSpec describes one setting: its three names, the commands that take it as a flag, and how to read it. */
+export interface SettingSpec {
+  /** Config-file key: the flag name in camelCase. */
+  key: string;
+  /** Flag name without the leading dashes. */
+  flag: string;
+  env: string;
+  commands: readonly Command[];
+  group: string;
+  describe: string;
+  /** What the default means when it is null or empty ("all namespaces"). */
+  unset: string | undefined;
+  boolean: boolean;
+  repeatable: boolean;
+  /** apply parses raw and stores it in s; throws InvalidValue. */
+  apply(s: Settings, raw: unknown, textual: boolean): void;
+  /** show renders the value in s as text that the flag would accept ("" when unset). */
+  show(s: Settings): string;
+}
+
+interface Definition<T> {
+  key: string;
+  commands: readonly Command[];
+  group: string;
+  describe: string;
+  unset?: string;
+  parse: Parser<T>;
+  get(s: Settings): T;
+  set(s: Settings, value: T): void;
+  show?: (value: T) => string;
+  repeatable?: boolean;
+}
+
+function define<T>(d: Definition<T>): SettingSpec {
+  const snake = d.key.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase();
+  return {
+    key: d.key,
+    flag: d.key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`),
+    env: ENV_PREFIX + snake,
+    commands: d.commands,
+    group: d.group,
+    describe: d.describe,
+    unset: d.unset,
+    boolean: d.parse === boolean,
+    repeatable: d.repeatable ?? false,
+    apply: (s, raw, textual) => d.set(s, d.parse(raw, textual)),
+    show: (s) => (d.show ?? plain)(d.get(s)),
+  };
+}
+
+function plain(value: unknown): string {
+  if (value === null) return '';
+  return Array.isArray(value) ? value.join(',') : String(value);
+}
+
+const BOTH: readonly Command[] = ['controller', 'sweep'];
+const CONTROLLER: readonly Command[] = ['controller'];
+const SWEEP: readonly Command[] = ['sweep'];
+
+const showDuration = (ms: number | null): string => formatDuration(ms ?? 0);
+const checked = (allowed: string, problem: (s: string) => string | null): Parser<string> => text(allowed, problem);
+const nonEmpty = (s: string): string | null => (s === '' ? 'empty' : null);
+
+const FINALIZER = checked('a qualified name with a domain prefix, such as workflows.argoproj.io/status', (s) =>
+  s.includes('/') ? qualifiedNameProblem(s) : 'no domain prefix ("/")',
+);
+const BIND_ADDRESS = checked('host:port, :port, or 0 (or "") to disable', bindAddressProblem);
+
+function bindAddressProblem(address: string): string | null {
+  if (address === '' || address === '0') return null;
+  const match = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]*):(\d{1,5})$/.exec(address);
+  if (match === null) return 'not host:port';
+  return Number(match[2]) > 65_535 ? 'port above 65535' : null;
+}
+
+/** KEYS lists every setting in the order help, docs and describeSettings show them. */
+export const KEYS: readonly SettingSpec[] = [
+  define({
+    key: 'kubeconfig', commands: BOTH, group: 'Cluster access:', unset: 'the standard kubeconfig search, then in-cluster',
+    describe: 'Path of the kubeconfig file.',
+    parse: nullable(checked('a file path', nonEmpty)), get: (s) => s.kubeconfig, set: (s, v) => { s.kubeconfig = v; },
+  }),
+  define({
+    key: 'context', commands: BOTH, group: 'Cluster access:', unset: "the kubeconfig's current context",
+    describe: 'Kubeconfig context to use.',
+    parse: nullable(checked('a context name', nonEmpty)), get: (s) => s.context, set: (s, v) => { s.context = v; },
+  }),
+  define({
+    key: 'kubeApiQps', commands: BOTH, group: 'Cluster access:',
+    describe: 'Sustained rate of API requests per second (all requests share one budget).',
+    parse: positiveNumber, get: (s) => s.kubeApiQps, set: (s, v) => { s.kubeApiQps = v; },
+  }),
+  define({
+    key: 'kubeApiBurst', commands: BOTH, group: 'Cluster access:',
+    describe: 'API requests allowed in a burst above the QPS.',
+    parse: integer(1), get: (s) => s.kubeApiBurst, set: (s, v) => { s.kubeApiBurst = v; },
+  }),
+  define({
+    key: 'namespace', commands: BOTH, group: 'Selection:', unset: 'all namespaces', repeatable: true,
+    describe: 'Namespace to watch; repeat the flag or separate with commas.',
+    parse: list(checked('DNS-1123 labels', dnsLabelProblem), 'namespace names, as a list or comma-separated'),
+    get: (s) => s.namespaces, set: (s, v) => { s.namespaces = v; },
+  }),
+  define({
+    key: 'podSelector', commands: BOTH, group: 'Selection:', unset: 'every pod',
+    describe: 'Label selector of the workflow pods to watch.',
+    parse: checked('a label selector such as "a", "a=b", "a in (b,c)", comma-separated', labelSelectorProblem),
+    get: (s) => s.podSelector, set: (s, v) => { s.podSelector = v; },
+  }),
+  define({
+    key: 'finalizer', commands: BOTH, group: 'Selection:',
+    describe: 'The finalizer this tool removes; no other finalizer is ever touched.',
+    parse: FINALIZER, get: (s) => s.finalizer, set: (s, v) => { s.finalizer = v; },
+  }),
+  define({
+    key: 'ownerGroup', commands: BOTH, group: 'Selection:',
+    describe: 'API group of the pods\' owner ("" for the core group).',
+    parse: checked('a DNS-1123 subdomain, or "" for the core group', (s) => (s === '' ? null : dnsSubdomainProblem(s))),
+    get: (s) => s.owner.group, set: (s, v) => { s.owner = { ...s.owner, group: v }; },
+  }),
+  define({
+    key: 'ownerVersion', commands: BOTH, group: 'Selection:',
+    describe: 'API version of the pods\' owner.',
+    parse: checked('a version such as v1alpha1', dnsLabelProblem),
+    get: (s) => s.owner.version, set: (s, v) => { s.owner = { ...s.owner, version: v }; },
+  }),
+  define({
+    key: 'ownerResource', commands: BOTH, group: 'Selection:',
+    describe: 'Plural resource name of the pods\' owner, as in the URL path.',
+    parse: checked('a plural resource name such as workflows', dnsLabelProblem),
+    get: (s) => s.owner.resource, set: (s, v) => { s.owner = { ...s.owner, resource: v }; },
+  }),
+  define({
+    key: 'ownerKind', commands: BOTH, group: 'Selection:',
+    describe: 'Kind of the pods\' owner, as in ownerReferences.',
+    parse: checked('a kind such as Workflow', (s) => (/^[A-Za-z][A-Za-z0-9]*$/.test(s) ? null : 'not a kind name')),
+    get: (s) => s.owner.kind, set: (s, v) => { s.owner = { ...s.owner, kind: v }; },
+  }),
+  define({
+    key: 'podCleanupWorkers', commands: BOTH, group: 'Work:',
+    describe: 'Finalizer removals in flight at once.',
+    parse: integer(1, 1000), get: (s) => s.podCleanupWorkers, set: (s, v) => { s.podCleanupWorkers = v; },
+  }),
+  define({
+    key: 'resyncPeriod', commands: CONTROLLER, group: 'Work:',
+    describe: 'How often every cached pod is re-examined.',
+    parse: requiredDuration, get: (s) => s.resyncPeriodMs, set: (s, v) => { s.resyncPeriodMs = v; }, show: showDuration,
+  }),
+  define({
+    key: 'forceAfter', commands: BOTH, group: 'Work:', unset: 'off',
+    describe: 'Remove the finalizer of a pod finished this long ago even if its owner is alive (reason "stale"); 0 is off.',
+    parse: optionalDuration, get: (s) => s.forceAfterMs, set: (s, v) => { s.forceAfterMs = v; }, show: showDuration,
+  }),
+  define({
+    key: 'dryRun', commands: BOTH, group: 'Work:',
+    describe: 'Decide and log, but patch nothing.',
+    parse: boolean, get: (s) => s.dryRun, set: (s, v) => { s.dryRun = v; },
+  }),
+  define({
+    key: 'listPageSize', commands: BOTH, group: 'Work:',
+    describe: 'Objects per page when listing.',
+    parse: integer(1, 10_000), get: (s) => s.listPageSize, set: (s, v) => { s.listPageSize = v; },
+  }),
+  define({
+    key: 'metricsBindAddress', commands: CONTROLLER, group: 'Serving:', unset: 'disabled',
+    describe: 'Address of the Prometheus /metrics endpoint; 0 disables it.',
+    parse: BIND_ADDRESS, get: (s) => s.metricsBindAddress, set: (s, v) => { s.metricsBindAddress = v; },
+  }),
+  define({
+    key: 'healthProbeBindAddress', commands: CONTROLLER, group: 'Serving:', unset: 'disabled',
+    describe: 'Address of the /healthz and /readyz endpoints; 0 disables them.',
+    parse: BIND_ADDRESS, get: (s) => s.healthProbeBindAddress, set: (s, v) => { s.healthProbeBindAddress = v; },
+  }),
+  define({
+    key: 'shutdownTimeout', commands: CONTROLLER, group: 'Serving:',
+    describe: 'How long in-flight work may take to finish after SIGTERM.',
+    parse: requiredDuration, get: (s) => s.shutdownTimeoutMs, set: (s, v) => { s.shutdownTimeoutMs = v; }, show: showDuration,
+  }),
+  define({
+    key: 'leaderElect', commands: CONTROLLER, group: 'Leader election:',
+    describe: 'Run only while holding the Lease, so that replicas do not race (--leader-elect=false to disable).',
+    parse: boolean, get: (s) => s.leaderElect, set: (s, v) => { s.leaderElect = v; },
+  }),
+  define({
+    key: 'leaderElectionNamespace', commands: CONTROLLER, group: 'Leader election:',
+    describe: 'Namespace of the Lease.',
+    parse: checked('a DNS-1123 label', dnsLabelProblem),
+    get: (s) => s.leaderElectionNamespace, set: (s, v) => { s.leaderElectionNamespace = v; },
+  }),
+  define({
+    key: 'leaderElectionId', commands: CONTROLLER, group: 'Leader election:',
+    describe: 'Name of the Lease.',
+    parse: checked('a DNS-1123 subdomain', dnsSubdomainProblem),
+    get: (s) => s.leaderElectionId, set: (s, v) => { s.leaderElectionId = v; },
+  }),
+  define({
+    key: 'leaderElectionLeaseDuration', commands: CONTROLLER, group: 'Leader election:',
+    describe: 'How long followers wait after the last renewal before taking the Lease.',
+    parse: requiredDuration, get: (s) => s.leaseDurationMs, set: (s, v) => { s.leaseDurationMs = v; }, show: showDuration,
+  }),
+  define({
+    key: 'leaderElectionRenewDeadline', commands: CONTROLLER, group: 'Leader election:',
+    describe: 'How long the leader keeps trying to renew before it stops working; less than the lease duration.',
+    parse: requiredDuration, get: (s) => s.renewDeadlineMs, set: (s, v) => { s.renewDeadlineMs = v; }, show: showDuration,
+  }),
+  define({
+    key: 'leaderElectionRetryPeriod', commands: CONTROLLER, group: 'Leader election:',
+    describe: 'Interval between attempts to acquire or renew; less than the renew deadline.',
+    parse: requiredDuration, get: (s) => s.retryPeriodMs, set: (s, v) => { s.retryPeriodMs = v; }, show: showDuration,
+  }),
+  define({
+    key: 'logLevel', commands: BOTH, group: 'Logging:',
+    describe: 'Least severe level logged.',
+    parse: oneOf(['debug', 'info', 'warn', 'error'] as const), get: (s) => s.logLevel, set: (s, v) => { s.logLevel = v; },
+  }),
+  define({
+    key: 'logFormat', commands: BOTH, group: 'Logging:',
+    describe: 'Log format on stderr: json (one object per line) or text (for people).',
+    parse: oneOf(['json', 'text'] as const), get: (s) => s.logFormat, set: (s, v) => { s.logFormat = v; },
+  }),
+  define({
+    key: 'reason', commands: SWEEP, group: 'Sweep:', unset: 'every reason', repeatable: true,
+    describe: `Remove only for these reasons (${REASONS.join(', ')}); repeat or separate with commas.`,
+    parse: list(oneOf(REASONS), `reasons among ${REASONS.join(', ')}`),
+    get: (s) => s.reasons, set: (s, v) => { s.reasons = v; },
+  }),
+  define({
+    key: 'maxRemovals', commands: SWEEP, group: 'Sweep:', unset: 'unlimited',
+    describe: 'Stop after removing this many finalizers.',
+    parse: nullable(integer(1)), get: (s) => s.maxRemovals, set: (s, v) => { s.maxRemovals = v; },
+  }),
+  define({
+    key: 'output', commands: SWEEP, group: 'Sweep:',
+    describe: 'Format of the report on stdout.',
+    parse: oneOf(['text', 'json'] as const), get: (s) => s.output, set: (s, v) => { s.output = v; },
+  }),
+];
+
+/** CONFIG_KEY is the flag (and FINALIZER_SWEEPER_CONFIG) naming the YAML config file; it has no file key. */
+export const CONFIG_KEY = { flag: 'config', env: `${ENV_PREFIX}CONFIG` } as const;

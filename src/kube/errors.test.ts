@@ -1,0 +1,83 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  ApiError,
+  isAbort,
+  isConflict,
+  isForbidden,
+  isGone,
+  isNetworkError,
+  isNotFound,
+  isRetryable,
+  isTooManyRequests,
+  isUnauthorized,
+} from './errors.ts';
+
+function status(code: number, reason = '', extra: Record<string, unknown> = {}): ApiError {
+  return ApiError.fromStatus({ kind: 'Status', code, reason, message: `m${code}`, ...extra });
+}
+
+function netError(code: string, message = 'x'): Error {
+  return Object.assign(new Error(message), { code });
+}
+
+test('fromStatus keeps code, reason and message of a Status body', () => {
+  const err = status(409, 'Conflict');
+  assert.equal(err.status, 409);
+  assert.equal(err.reason, 'Conflict');
+  assert.equal(err.message, 'm409');
+  assert.equal(err.retryAfterSeconds, null);
+});
+
+test('fromStatus prefers the HTTP status over the body and survives a body that is not a Status', () => {
+  const err = ApiError.fromStatus('<html>bad gateway</html>', 502);
+  assert.equal(err.status, 502);
+  assert.equal(err.reason, '');
+  assert.match(err.message, /HTTP 502/);
+});
+
+test('Retry-After comes from the header, in seconds or as a date, else from Status details', () => {
+  assert.equal(ApiError.fromStatus({}, 429, '3').retryAfterSeconds, 3);
+  const soon = new Date(Date.now() + 60_000).toUTCString();
+  const fromDate = ApiError.fromStatus({}, 429, soon).retryAfterSeconds;
+  assert.ok(fromDate !== null && fromDate > 0 && fromDate <= 61);
+  assert.equal(status(429, 'TooManyRequests', { details: { retryAfterSeconds: 7 } }).retryAfterSeconds, 7);
+});
+
+test('each predicate recognises its own status and no other', () => {
+  const cases: [(e: unknown) => boolean, number][] = [
+    [isNotFound, 404],
+    [isConflict, 409],
+    [isGone, 410],
+    [isTooManyRequests, 429],
+    [isUnauthorized, 401],
+    [isForbidden, 403],
+  ];
+  for (const [pred, code] of cases) {
+    for (const [, other] of cases) assert.equal(pred(status(other)), other === code, `${pred.name}(${other})`);
+  }
+});
+
+test('a watch ERROR with reason Expired is gone even when its code is missing', () => {
+  assert.ok(isGone(ApiError.fromStatus({ kind: 'Status', reason: 'Expired', message: 'too old resource version' })));
+});
+
+test('5xx and 429 are retryable; other 4xx are not', () => {
+  for (const code of [500, 502, 503, 504, 429]) assert.ok(isRetryable(status(code)), String(code));
+  for (const code of [400, 401, 403, 404, 409, 410, 422]) assert.ok(!isRetryable(status(code)), String(code));
+});
+
+test('network failures are retryable network errors', () => {
+  for (const code of ['ECONNRESET', 'ECONNREFUSED', 'ETIMEDOUT', 'EPIPE']) {
+    assert.ok(isNetworkError(netError(code)) && isRetryable(netError(code)), code);
+  }
+  assert.ok(isRetryable(new Error('socket hang up')));
+});
+
+test('an abort is never retryable, and neither is an unknown error', () => {
+  const abort = AbortSignal.abort().reason as Error;
+  assert.ok(isAbort(abort));
+  assert.ok(!isRetryable(abort));
+  assert.ok(!isRetryable(new TypeError('bug')));
+  assert.ok(!isRetryable('ECONNRESET'));
+});

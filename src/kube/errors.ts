@@ -1,0 +1,120 @@
+// API errors: one typed error for every non-2xx answer (and for a watch's ERROR event, which
+// carries the same Status object), plus the predicates the rest of the code branches on. Network
+// failures stay Node's own errors (they carry a `code`); the predicates classify both.
+
+/** ApiError is a non-2xx answer of the API server, or a Status received as a watch ERROR event. */
+export class ApiError extends Error {
+  override readonly name = 'ApiError';
+  /** HTTP status (the Status object's `code`). */
+  readonly status: number;
+  /** The Status object's `reason` (NotFound, Conflict, Expired, ...), or "" when there was none. */
+  readonly reason: string;
+  /** Seconds the server asked us to wait (Retry-After header or Status details), or null. */
+  readonly retryAfterSeconds: number | null;
+
+  constructor(status: number, reason: string, message: string, retryAfterSeconds: number | null = null) {
+    super(message);
+    this.status = status;
+    this.reason = reason;
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+
+  /**
+   * ApiError.fromStatus builds the error from a metav1.Status body (or anything else the server
+   * sent). httpStatus wins over the body's `code`: a proxy in front of the API server may answer
+   * with a body that is not a Status at all.
+   */
+  static fromStatus(body: unknown, httpStatus?: number, retryAfterHeader?: string | null): ApiError {
+    const s = isRecord(body) ? body : {};
+    const code = httpStatus ?? (typeof s['code'] === 'number' ? s['code'] : 0);
+    const reason = typeof s['reason'] === 'string' ? s['reason'] : '';
+    const message = typeof s['message'] === 'string' && s['message'] !== '' ? s['message'] : `HTTP ${code}${reason ? ` ${reason}` : ''}`;
+    return new ApiError(code, reason, message, retryAfterSeconds(retryAfterHeader, s['details']));
+  }
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function retryAfterSeconds(header: string | null | undefined, details: unknown): number | null {
+  if (header != null && header !== '') {
+    const n = Number(header);
+    if (Number.isFinite(n) && n >= 0) return n;
+    const at = Date.parse(header); // Retry-After may also be an HTTP date.
+    if (!Number.isNaN(at)) return Math.max(0, Math.ceil((at - Date.now()) / 1000));
+  }
+  if (isRecord(details) && typeof details['retryAfterSeconds'] === 'number') return details['retryAfterSeconds'];
+  return null;
+}
+
+function statusOf(err: unknown): number | null {
+  return err instanceof ApiError ? err.status : null;
+}
+
+/** isNotFound: 404. */
+export function isNotFound(err: unknown): boolean {
+  return statusOf(err) === 404;
+}
+
+/** isConflict: 409, e.g. a write carrying a stale resourceVersion. */
+export function isConflict(err: unknown): boolean {
+  return statusOf(err) === 409;
+}
+
+/**
+ * isGone: 410, the resourceVersion (or continue token) is older than etcd's compaction. A watch
+ * reports it as an ERROR event with code 410 and reason "Expired" (or "Gone"); a list or a watch
+ * request may also answer 410 directly. The cure is a fresh list.
+ */
+export function isGone(err: unknown): boolean {
+  return statusOf(err) === 410 || (err instanceof ApiError && (err.reason === 'Expired' || err.reason === 'Gone'));
+}
+
+/** isTooManyRequests: 429 (API priority and fairness, or max-in-flight); see retryAfterSeconds. */
+export function isTooManyRequests(err: unknown): boolean {
+  return statusOf(err) === 429;
+}
+
+/** isUnauthorized: 401, the credentials were refused. */
+export function isUnauthorized(err: unknown): boolean {
+  return statusOf(err) === 401;
+}
+
+/** isForbidden: 403, authenticated but not allowed (RBAC). */
+export function isForbidden(err: unknown): boolean {
+  return statusOf(err) === 403;
+}
+
+const RETRYABLE_NETWORK_CODES = new Set([
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'ECONNABORTED',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'UND_ERR_SOCKET',
+  'ERR_STREAM_PREMATURE_CLOSE',
+]);
+
+/** isNetworkError: the request never got a complete answer (refused, reset, timed out). */
+export function isNetworkError(err: unknown): boolean {
+  if (!(err instanceof Error) || err instanceof ApiError || isAbort(err)) return false;
+  const code = (err as { code?: unknown }).code;
+  return (typeof code === 'string' && RETRYABLE_NETWORK_CODES.has(code)) || err.message === 'socket hang up';
+}
+
+/** isAbort: the caller's AbortSignal fired; never retried. */
+export function isAbort(err: unknown): boolean {
+  return err instanceof Error && (err.name === 'AbortError' || (err as { code?: unknown }).code === 'ABORT_ERR');
+}
+
+/** isRetryable: worth trying again later: 5xx, 429, or a network failure. */
+export function isRetryable(err: unknown): boolean {
+  const status = statusOf(err);
+  if (status !== null) return status >= 500 || status === 429;
+  return isNetworkError(err);
+}

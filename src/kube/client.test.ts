@@ -1,0 +1,254 @@
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { ApiClient, type ApiClientOptions } from './client.ts';
+import { ApiError, isRetryable } from './errors.ts';
+import type { Budget } from './budget.ts';
+import type { Transport } from './transport.ts';
+
+// One plain-HTTP server for the file; each test installs its own handler.
+let handler: http.RequestListener = (_req, res) => res.end();
+let server: http.Server;
+let base = '';
+before(async () => {
+  server = http.createServer((req, res) => handler(req, res));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+after(() => {
+  server.closeAllConnections();
+  server.close();
+});
+
+function transport(tokens: string[] = ['t1']): Transport & { asked: number } {
+  const t = {
+    server: base,
+    tls: {},
+    asked: 0,
+    headers: async () => ({ Authorization: `Bearer ${tokens[Math.min(t.asked++, tokens.length - 1)]}` }),
+  };
+  return t;
+}
+
+function client(t: Transport = transport(), options: ApiClientOptions = {}): ApiClient {
+  return new ApiClient(t, options);
+}
+
+function readBody(req: http.IncomingMessage): Promise<string> {
+  return new Promise((resolve) => {
+    let s = '';
+    req.on('data', (c: Buffer) => (s += c.toString()));
+    req.on('end', () => resolve(s));
+  });
+}
+
+test('request sends method, path, query, Accept, auth and a JSON body, and parses the answer', async (t) => {
+  let seen: { method?: string; url?: string; headers?: http.IncomingHttpHeaders; body?: string } = {};
+  handler = (req, res) => {
+    void readBody(req).then((body) => {
+      seen = { method: req.method, url: req.url, headers: req.headers, body };
+      res.end('{"ok":true}');
+    });
+  };
+  const c = client();
+  t.after(() => c.close());
+  const out = await c.request<{ ok: boolean }>({
+    method: 'PATCH',
+    path: '/api/v1/namespaces/ns/pods/p',
+    query: { dryRun: 'All', skipped: undefined },
+    body: { metadata: { finalizers: [] } },
+    contentType: 'application/merge-patch+json',
+    accept: 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1',
+  });
+  assert.deepEqual(out, { ok: true });
+  assert.equal(seen.method, 'PATCH');
+  assert.equal(seen.url, '/api/v1/namespaces/ns/pods/p?dryRun=All');
+  assert.equal(seen.headers?.['content-type'], 'application/merge-patch+json');
+  assert.equal(seen.headers?.accept, 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1');
+  assert.equal(seen.headers?.authorization, 'Bearer t1');
+  assert.equal(seen.body, '{"metadata":{"finalizers":[]}}');
+});
+
+test('a non-2xx answer is an ApiError carrying the Status and Retry-After', async (t) => {
+  handler = (_req, res) => {
+    res.writeHead(429, { 'Retry-After': '2', 'Content-Type': 'application/json' });
+    res.end('{"kind":"Status","code":429,"reason":"TooManyRequests","message":"slow down"}');
+  };
+  const c = client();
+  t.after(() => c.close());
+  await assert.rejects(c.request({ method: 'GET', path: '/x' }), (err: unknown) => {
+    assert.ok(err instanceof ApiError);
+    assert.deepEqual([err.status, err.reason, err.message, err.retryAfterSeconds], [429, 'TooManyRequests', 'slow down', 2]);
+    return true;
+  });
+});
+
+test('after a 401 the auth headers are refreshed and the request is sent once more', async (t) => {
+  const auths: (string | undefined)[] = [];
+  handler = (req, res) => {
+    auths.push(req.headers.authorization);
+    res.statusCode = req.headers.authorization === 'Bearer new' ? 200 : 401;
+    res.end('{}');
+  };
+  const c = client(transport(['old', 'new']));
+  t.after(() => c.close());
+  await c.request({ method: 'GET', path: '/x' });
+  assert.deepEqual(auths, ['Bearer old', 'Bearer new']);
+});
+
+test('a 401 that fresh headers cannot cure is returned, not retried forever', async (t) => {
+  let calls = 0;
+  handler = (_req, res) => {
+    calls++;
+    res.statusCode = 401;
+    res.end('{"kind":"Status","code":401,"reason":"Unauthorized","message":"Unauthorized"}');
+  };
+  const c = client(transport(['same']));
+  t.after(() => c.close());
+  await assert.rejects(c.request({ method: 'GET', path: '/x' }), (err: unknown) => err instanceof ApiError && err.status === 401);
+  assert.equal(calls, 1);
+});
+
+test('auth headers are reused until the refresh period has passed', async (t) => {
+  handler = (_req, res) => res.end('{}');
+  const tr = transport(['a', 'b', 'c']);
+  const reusing = client(tr);
+  t.after(() => reusing.close());
+  for (let i = 0; i < 3; i++) await reusing.request({ method: 'GET', path: '/x' });
+  assert.equal(tr.asked, 1);
+  const tr2 = transport(['a', 'b', 'c']);
+  const refreshing = client(tr2, { headerRefreshMs: 0 });
+  t.after(() => refreshing.close());
+  for (let i = 0; i < 3; i++) await refreshing.request({ method: 'GET', path: '/x' });
+  assert.equal(tr2.asked, 3);
+});
+
+test('stats count requests by verb and code, and body bytes; the observer hears each one', async (t) => {
+  handler = (req, res) => {
+    res.statusCode = req.url === '/missing' ? 404 : 200;
+    res.end('{"0123456789":1}');
+  };
+  const heard: string[] = [];
+  const c = client(transport(), { observer: { request: (verb, code, seconds) => heard.push(`${verb} ${code} ${seconds >= 0}`) } });
+  t.after(() => c.close());
+  await c.request({ method: 'GET', path: '/a', verb: 'list' });
+  await c.request({ method: 'GET', path: '/b', verb: 'list' });
+  await assert.rejects(c.request({ method: 'GET', path: '/missing' }));
+  assert.deepEqual([...c.stats.requests], [['list 200', 2], ['get 404', 1]]);
+  assert.equal(c.stats.bytesReceived, 3 * 16);
+  assert.deepEqual(heard, ['list 200 true', 'list 200 true', 'get 404 true']);
+});
+
+test('every request passes through the budget with its priority', async (t) => {
+  handler = (req, res) => res.end(req.url === '/w' ? '' : '{}');
+  const priorities: number[] = [];
+  const budget: Budget = { queued: 0, schedule: (p, fn) => (priorities.push(p), fn()) };
+  const c = client(transport(), { budget });
+  t.after(() => c.close());
+  await c.request({ method: 'GET', path: '/x', priority: 0 });
+  await c.request({ method: 'GET', path: '/x' });
+  for await (const _ of c.watch({ method: 'GET', path: '/w', priority: 2 }));
+  assert.deepEqual(priorities, [0, 5, 2]);
+});
+
+test('aborting a request rejects it with the signal reason', async (t) => {
+  handler = () => {}; // never answers
+  const c = client();
+  t.after(() => c.close());
+  const ac = new AbortController();
+  const p = c.request({ method: 'GET', path: '/slow', signal: ac.signal });
+  setImmediate(() => ac.abort(new Error('stop')));
+  await assert.rejects(p, /stop/);
+});
+
+test('a refused connection is a retryable error', async (t) => {
+  const probe = http.createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const port = (probe.address() as AddressInfo).port;
+  await new Promise((resolve) => probe.close(resolve));
+  const c = new ApiClient({ server: `http://127.0.0.1:${port}`, tls: {}, headers: async () => ({}) });
+  t.after(() => c.close());
+  await assert.rejects(c.request({ method: 'GET', path: '/x' }), (err: unknown) => isRetryable(err));
+});
+
+test('a server path prefix is kept in front of every request path', async (t) => {
+  let url = '';
+  handler = (req, res) => {
+    url = req.url ?? '';
+    res.end('{}');
+  };
+  const c = new ApiClient({ server: `${base}/k8s/clusters/c1/`, tls: {}, headers: async () => ({}) });
+  t.after(() => c.close());
+  await c.request({ method: 'GET', path: '/api/v1/pods', query: { limit: 5 } });
+  assert.equal(url, '/k8s/clusters/c1/api/v1/pods?limit=5');
+});
+
+test('watch yields events as the server writes them, across arbitrary chunk boundaries', async (t) => {
+  handler = (_req, res) => {
+    res.writeHead(200, { 'Content-Type': 'application/json' });
+    res.write('{"type":"ADDED","object":{"metadata":{"name":"a"}}}\n{"type":"MOD');
+    setTimeout(() => res.end('IFIED","object":{"metadata":{"name":"a"}}}\n'), 20);
+  };
+  const c = client();
+  t.after(() => c.close());
+  const seen: string[] = [];
+  for await (const ev of c.watch<{ metadata: { name: string } }>({ method: 'GET', path: '/w' })) seen.push(`${ev.type} ${ev.object.metadata.name}`);
+  assert.deepEqual(seen, ['ADDED a', 'MODIFIED a']);
+  assert.equal(c.stats.requests.get('watch 200'), 1);
+});
+
+test('a watch ERROR event is thrown as an ApiError', async (t) => {
+  handler = (_req, res) => {
+    res.end('{"type":"ERROR","object":{"kind":"Status","code":410,"reason":"Expired","message":"too old resource version"}}\n');
+  };
+  const c = client();
+  t.after(() => c.close());
+  const consume = async () => {
+    for await (const _ of c.watch({ method: 'GET', path: '/w' }));
+  };
+  await assert.rejects(consume(), (err: unknown) => err instanceof ApiError && err.status === 410);
+});
+
+test('a watch refused by the server throws before yielding anything', async (t) => {
+  handler = (_req, res) => {
+    res.statusCode = 403;
+    res.end('{"kind":"Status","code":403,"reason":"Forbidden","message":"no"}');
+  };
+  const c = client();
+  t.after(() => c.close());
+  const consume = async () => {
+    for await (const _ of c.watch({ method: 'GET', path: '/w' }));
+  };
+  await assert.rejects(consume(), (err: unknown) => err instanceof ApiError && err.status === 403);
+});
+
+test('a watch cut off by the server mid-stream fails with a retryable error', async (t) => {
+  handler = (req, res) => {
+    res.writeHead(200);
+    res.write('{"type":"ADDED","object":{"metadata":{"name":"a"}}}\n');
+    setTimeout(() => req.socket.destroy(), 20);
+  };
+  const c = client();
+  t.after(() => c.close());
+  const seen: string[] = [];
+  const consume = async () => {
+    for await (const ev of c.watch({ method: 'GET', path: '/w' })) seen.push(ev.type);
+  };
+  await assert.rejects(consume(), (err: unknown) => isRetryable(err));
+  assert.deepEqual(seen, ['ADDED']);
+});
+
+test('aborting a watch ends it with the signal reason', async (t) => {
+  handler = (_req, res) => {
+    res.writeHead(200);
+    res.write('{"type":"ADDED","object":{}}\n');
+  };
+  const c = client();
+  t.after(() => c.close());
+  const ac = new AbortController();
+  const consume = async () => {
+    for await (const _ of c.watch({ method: 'GET', path: '/w', signal: ac.signal })) ac.abort(new Error('shutdown'));
+  };
+  await assert.rejects(consume(), /shutdown/);
+});

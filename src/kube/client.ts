@@ -1,0 +1,262 @@
+// ApiClient: JSON over HTTP/1.1 keep-alive to the API server, every call through the one Budget.
+// Requests share one agent sized for the workers' concurrency; watches get an agent of their own,
+// because each holds its socket for minutes and must never take one a patch is waiting for.
+import * as http from 'node:http';
+import * as https from 'node:https';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { UNLIMITED_BUDGET, type Budget } from './budget.ts';
+import { ApiError } from './errors.ts';
+import { transportFromKubeConfig, type Transport } from './transport.ts';
+import { watchEvents, type WatchEvent } from './watch-stream.ts';
+
+/** RequestObserver hears of every finished request (watches: when the stream opens). */
+export interface RequestObserver {
+  /** request: verb is e.g. "list", "watch", "get", "patch"; code the HTTP status or "<error>". */
+  request(verb: string, code: string, seconds: number): void;
+}
+
+export interface ApiClientOptions {
+  budget?: Budget;
+  observer?: RequestObserver;
+  /** maxSockets bounds concurrent non-watch requests (default 32). */
+  maxSockets?: number;
+  /** headerRefreshMs: how long auth headers are reused before asking the kubeconfig again (60 s). */
+  headerRefreshMs?: number;
+  /** requestTimeoutMs: a non-watch request silent this long fails with ETIMEDOUT (60 s). */
+  requestTimeoutMs?: number;
+  userAgent?: string;
+}
+
+export type Query = Record<string, string | number | boolean | null | undefined>;
+
+export interface RequestOptions {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  path: string;
+  query?: Query;
+  body?: unknown;
+  contentType?: string;
+  accept?: string;
+  signal?: AbortSignal;
+  /** priority in the budget, 0 (most urgent) to 9; default 5. */
+  priority?: number;
+  /** verb labels the request in stats and metrics; default the lower-case method. */
+  verb?: string;
+}
+
+/** ClientStats are running totals since the client was made. */
+export interface ClientStats {
+  /** requests counts requests by "verb code", e.g. "patch 409". */
+  readonly requests: Map<string, number>;
+  /** bytesReceived counts response body bytes (watch streams included). */
+  bytesReceived: number;
+}
+
+const DEFAULT_PRIORITY = 5;
+
+/** ApiClient is the only code that talks to the API server. */
+export class ApiClient {
+  readonly stats: ClientStats = { requests: new Map(), bytesReceived: 0 };
+  readonly #transport: Transport;
+  readonly #base: URL;
+  readonly #lib: typeof http | typeof https;
+  readonly #agent: http.Agent;
+  readonly #watchAgent: http.Agent;
+  readonly #budget: Budget;
+  readonly #observer: RequestObserver | undefined;
+  readonly #refreshMs: number;
+  readonly #timeoutMs: number;
+  readonly #userAgent: string;
+  #headers: Promise<Record<string, string>> | null = null;
+  #headersAt = 0;
+
+  /** ApiClient.fromKubeConfig builds a client for the kubeconfig's current context. */
+  static async fromKubeConfig(kc: KubeConfig, options: ApiClientOptions = {}): Promise<ApiClient> {
+    return new ApiClient(await transportFromKubeConfig(kc), options);
+  }
+
+  constructor(transport: Transport, options: ApiClientOptions = {}) {
+    this.#transport = transport;
+    this.#base = new URL(transport.server);
+    const secure = this.#base.protocol === 'https:';
+    this.#lib = secure ? https : http;
+    const Agent = secure ? https.Agent : http.Agent;
+    const common = { keepAlive: true, ...transport.tls };
+    this.#agent = new Agent({ ...common, maxSockets: options.maxSockets ?? 32 });
+    this.#watchAgent = new Agent(common);
+    this.#budget = options.budget ?? UNLIMITED_BUDGET;
+    this.#observer = options.observer;
+    this.#refreshMs = options.headerRefreshMs ?? 60_000;
+    this.#timeoutMs = options.requestTimeoutMs ?? 60_000;
+    this.#userAgent = options.userAgent ?? 'finalizer-sweeper';
+  }
+
+  /** request sends one request and parses the JSON answer; a non-2xx answer throws ApiError. */
+  async request<T>(opts: RequestOptions): Promise<T> {
+    const verb = opts.verb ?? opts.method.toLowerCase();
+    return this.#budget.schedule(
+      opts.priority ?? DEFAULT_PRIORITY,
+      async () => {
+        const start = performance.now();
+        let code = '<error>';
+        try {
+          const res = await this.#send(opts, this.#agent);
+          code = String(res.statusCode);
+          const body = await this.#readBody(res);
+          if (!ok(res)) throw errorOf(res, body);
+          return (body.length === 0 ? undefined : JSON.parse(body.toString('utf8'))) as T;
+        } catch (err) {
+          if (opts.signal?.aborted) throw opts.signal.reason;
+          throw err;
+        } finally {
+          this.#record(verb, code, start);
+        }
+      },
+      opts.signal,
+    );
+  }
+
+  /**
+   * watch opens a watch and yields its events as they arrive. An ERROR event is thrown as an
+   * ApiError (410 Expired: relist); the generator returns when the server ends the stream.
+   * Breaking out of the loop or aborting the signal closes the connection.
+   */
+  async *watch<T>(opts: RequestOptions): AsyncGenerator<WatchEvent<T>> {
+    const verb = opts.verb ?? 'watch';
+    const res = await this.#budget.schedule(
+      opts.priority ?? DEFAULT_PRIORITY,
+      async () => {
+        const start = performance.now();
+        let code = '<error>';
+        try {
+          const r = await this.#send(opts, this.#watchAgent, true);
+          code = String(r.statusCode);
+          if (!ok(r)) throw errorOf(r, await this.#readBody(r));
+          return r;
+        } finally {
+          this.#record(verb, code, start);
+        }
+      },
+      opts.signal,
+    );
+    try {
+      yield* watchEvents<T>(this.#counted(res));
+    } catch (err) {
+      if (opts.signal?.aborted) throw opts.signal.reason;
+      throw err;
+    } finally {
+      res.destroy();
+    }
+  }
+
+  /** close drops every connection; in-flight requests fail. */
+  close(): void {
+    this.#agent.destroy();
+    this.#watchAgent.destroy();
+  }
+
+  /** #send sends the request, refreshing the auth headers and trying once more after a 401. */
+  async #send(opts: RequestOptions, agent: http.Agent, streaming = false): Promise<http.IncomingMessage> {
+    const auth = await this.#authHeaders(false);
+    const res = await this.#sendOnce(opts, agent, auth, streaming);
+    if (res.statusCode !== 401) return res;
+    const fresh = await this.#authHeaders(true);
+    if (sameHeaders(auth, fresh)) return res;
+    res.resume();
+    return this.#sendOnce(opts, agent, fresh, streaming);
+  }
+
+  #sendOnce(opts: RequestOptions, agent: http.Agent, auth: Record<string, string>, streaming: boolean): Promise<http.IncomingMessage> {
+    const body = encodeBody(opts.body);
+    const headers: Record<string, string> = { ...auth, Accept: opts.accept ?? 'application/json', 'User-Agent': this.#userAgent };
+    if (body !== null) {
+      headers['Content-Type'] = opts.contentType ?? 'application/json';
+      headers['Content-Length'] = String(body.length);
+    }
+    return new Promise((resolve, reject) => {
+      const req = this.#lib.request(
+        { ...this.#target(opts.path, opts.query), method: opts.method, headers, agent, signal: opts.signal },
+        resolve,
+      );
+      req.on('error', (err) => reject(opts.signal?.aborted ? opts.signal.reason : err));
+      if (!streaming) {
+        req.setTimeout(this.#timeoutMs, () => req.destroy(Object.assign(new Error(`no answer in ${this.#timeoutMs} ms`), { code: 'ETIMEDOUT' })));
+      }
+      req.end(body ?? undefined);
+    });
+  }
+
+  #target(path: string, query: Query | undefined): { protocol: string; hostname: string; port: string; path: string } {
+    const prefix = this.#base.pathname.replace(/\/$/, '');
+    const q = new URLSearchParams();
+    for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined && v !== null) q.set(k, String(v));
+    const qs = q.toString();
+    // A bracketed IPv6 literal must lose its brackets as a hostname.
+    const hostname = this.#base.hostname.replace(/^\[(.*)\]$/, '$1');
+    return { protocol: this.#base.protocol, hostname, port: this.#base.port, path: `${prefix}${path}${qs ? `?${qs}` : ''}` };
+  }
+
+  #authHeaders(force: boolean): Promise<Record<string, string>> {
+    const now = Date.now();
+    if (this.#headers === null || force || now - this.#headersAt >= this.#refreshMs) {
+      const previous = this.#headers;
+      this.#headersAt = now;
+      // A failed refresh keeps the previous headers: a flaky exec plugin must not stop traffic
+      // while the old token still works; it is asked again on the next request.
+      this.#headers = this.#transport.headers().catch((err: unknown) => {
+        this.#headersAt = 0;
+        if (previous === null) {
+          this.#headers = null;
+          throw err;
+        }
+        return previous;
+      });
+    }
+    return this.#headers;
+  }
+
+  async #readBody(res: http.IncomingMessage): Promise<Buffer> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of this.#counted(res)) chunks.push(chunk);
+    return Buffer.concat(chunks);
+  }
+
+  async *#counted(res: http.IncomingMessage): AsyncGenerator<Buffer> {
+    for await (const chunk of res as AsyncIterable<Buffer>) {
+      this.stats.bytesReceived += chunk.length;
+      yield chunk;
+    }
+  }
+
+  #record(verb: string, code: string, start: number): void {
+    const key = `${verb} ${code}`;
+    this.stats.requests.set(key, (this.stats.requests.get(key) ?? 0) + 1);
+    this.#observer?.request(verb, code, (performance.now() - start) / 1000);
+  }
+}
+
+function ok(res: http.IncomingMessage): boolean {
+  return res.statusCode !== undefined && res.statusCode >= 200 && res.statusCode < 300;
+}
+
+function errorOf(res: http.IncomingMessage, body: Buffer): ApiError {
+  const retryAfter = res.headers['retry-after'] ?? null;
+  const text = body.toString('utf8');
+  let parsed: unknown = null;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = { message: text.slice(0, 500) };
+  }
+  return ApiError.fromStatus(parsed, res.statusCode ?? 0, retryAfter);
+}
+
+function encodeBody(body: unknown): Buffer | null {
+  if (body === undefined || body === null) return null;
+  if (Buffer.isBuffer(body)) return body;
+  return Buffer.from(typeof body === 'string' ? body : JSON.stringify(body));
+}
+
+function sameHeaders(a: Record<string, string>, b: Record<string, string>): boolean {
+  const ka = Object.keys(a);
+  return ka.length === Object.keys(b).length && ka.every((k) => a[k] === b[k]);
+}

@@ -1,0 +1,96 @@
+// Logging behind an interface of our own, so that nothing else depends on pino. Logs go to
+// stderr: stdout is reserved for `sweep --output json`.
+import { pino } from 'pino';
+import type { Settings } from './config/settings.ts';
+import { textStream } from './log/text.ts';
+
+/** LogFields are the structured fields of a log line, and the bindings of a child logger. */
+export type LogFields = Record<string, unknown>;
+
+/** Logger is what the rest of the code logs through. Errors go in the `err` field. */
+export interface Logger {
+  debug(fields: LogFields, msg: string): void;
+  info(fields: LogFields, msg: string): void;
+  warn(fields: LogFields, msg: string): void;
+  error(fields: LogFields, msg: string): void;
+  /** child returns a logger that adds bindings to every line. */
+  child(bindings: LogFields): Logger;
+  /** flush resolves once every line logged so far has been handed to the operating system. */
+  flush(): Promise<void>;
+}
+
+/** LogDestination receives finished lines (each ending in "\n"); tests pass their own. */
+export interface LogDestination {
+  write(line: string): unknown;
+  flush?(callback: (err?: Error) => void): void;
+}
+
+/** createLogger builds the process logger from --log-level and --log-format, writing to stderr by default. */
+export function createLogger(
+  settings: Pick<Settings, 'logLevel' | 'logFormat'>,
+  destination: LogDestination = stderr(),
+): Logger {
+  const text = settings.logFormat === 'text';
+  const logger = pino(
+    {
+      level: settings.logLevel,
+      timestamp: pino.stdTimeFunctions.isoTime,
+      // Level names rather than numbers: readable by people and by log pipelines alike.
+      formatters: { level: (label) => ({ level: label }) },
+      ...(text ? { base: null } : {}),
+    },
+    text ? textStream(destination) : destination,
+  );
+  return wrap(logger);
+}
+
+/**
+ * stderr writes synchronously, as Node does for process.stderr on pipes and files: a
+ * controller logs little, and a line logged just before exit or a crash is never lost.
+ */
+function stderr(): LogDestination {
+  return pino.destination({ fd: 2, sync: true });
+}
+
+function wrap(logger: pino.Logger): Logger {
+  return {
+    debug: (fields, msg) => logger.debug(fields, msg),
+    info: (fields, msg) => logger.info(fields, msg),
+    warn: (fields, msg) => logger.warn(fields, msg),
+    error: (fields, msg) => logger.error(fields, msg),
+    child: (bindings) => wrap(logger.child(bindings)),
+    flush: () =>
+      new Promise((resolve, reject) => {
+        logger.flush((err) => (err ? reject(err) : resolve()));
+      }),
+  };
+}
+
+/** LogRecord is one parsed line captured by recordingLogger. */
+export interface LogRecord extends LogFields {
+  level: 'debug' | 'info' | 'warn' | 'error';
+  msg: string;
+}
+
+/** recordingLogger captures lines as objects, for tests that assert what was logged. */
+export function recordingLogger(): { logger: Logger; records: LogRecord[] } {
+  const records: LogRecord[] = [];
+  const logger = createLogger(
+    { logLevel: 'debug', logFormat: 'json' },
+    { write: (line) => records.push(JSON.parse(line) as LogRecord) },
+  );
+  return { logger, records };
+}
+
+/** silentLogger discards everything, for tests that do not care about logs. */
+export function silentLogger(): Logger {
+  const logger: Logger = {
+    debug: () => {},
+    info: () => {},
+    warn: () => {},
+    error: () => {},
+    child: () => logger,
+    flush: () => Promise.resolve(),
+  };
+  return logger;
+}

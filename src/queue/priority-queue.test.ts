@@ -342,3 +342,20 @@ describe('PriorityQueue observability', { timeout: HANG_GUARD_MS }, () => {
     assert.equal(q.longestRunningProcessorSeconds(), 1.5);
   });
 });
+
+describe('PriorityQueue size', { timeout: HANG_GUARD_MS }, () => {
+  it('counts ready, delayed and in-flight keys, and reaches 0 only when all work is done', async () => {
+    const { q, clock } = newQueue();
+    q.add('ready', 2);
+    q.addAfter('delayed', 2, 1000);
+    const item = await q.get();
+    assert.equal(item?.key, 'ready');
+    assert.equal(q.size(), 2, 'one in flight, one delayed');
+    q.done('ready');
+    assert.equal(q.size(), 1);
+    clock.advance(1000);
+    const next = await q.get();
+    q.done(next!.key);
+    assert.equal(q.size(), 0);
+  });
+});

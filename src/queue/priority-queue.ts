@@ -209,6 +209,11 @@ export class PriorityQueue {
     return this.#inFlight.size;
   }
 
+  /** size is the number of keys held: ready, delayed or in flight; 0 means all work is done. */
+  size(): number {
+    return this.#entries.size;
+  }
+
   /** has tells whether the queue holds key: ready, delayed, or in flight. */
   has(key: string): boolean {
     return this.#entries.has(key);

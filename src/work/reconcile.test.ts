@@ -169,7 +169,7 @@ test('reconcile: a refused owner read fails without writing', async () => {
 
 test('reconcile: dry run decides and writes nothing', async () => {
   const h = harness({ cached: pod(), over: { dryRun: true } });
-  assert.deepEqual(await h.r.reconcile('ns/p', 2), { kind: 'dry-run', reason: 'recorded' });
+  assert.deepEqual(await h.r.reconcile('ns/p', 2), { kind: 'dry-run', reason: 'recorded', conflicts: 0 });
   assert.equal(h.writes.length, 0);
 });
 

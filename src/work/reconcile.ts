@@ -22,7 +22,7 @@ export interface Failure {
 
 export type Outcome =
   | { kind: 'removed'; reason: Reason; attempts: number; conflicts: number }
-  | { kind: 'dry-run'; reason: Reason }
+  | { kind: 'dry-run'; reason: Reason; conflicts: number }
   /** The pod, or our finalizer on it, was already gone. */
   | { kind: 'already-gone'; reason: Reason | null; conflicts: number }
   /** The pod keeps its finalizer: not eligible, filtered out by --reason, or over --max-removals. */
@@ -136,7 +136,7 @@ export class Reconciler {
     const reason = (s.reason = decision.reason);
     if (o.reasons !== null && !o.reasons.has(reason)) return { kind: 'kept', why: 'reason-filtered', reason, conflicts };
     if (o.quota !== undefined && !o.quota.take()) return { kind: 'kept', why: 'max-removals', reason, conflicts };
-    if (o.dryRun) return { kind: 'dry-run', reason };
+    if (o.dryRun) return { kind: 'dry-run', reason, conflicts };
 
     const patch = removalPatch(s.pod, o.policy.finalizer) as RemovalPatch; // decide() saw our finalizer
     s.attempts++;

@@ -1,0 +1,70 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { PodStore, Store } from './store.ts';
+import type { PodMeta } from '../kube/objects.ts';
+
+function pod(name: string, ownerUid: string | null, over: Partial<PodMeta> = {}): PodMeta {
+  return {
+    namespace: 'ns',
+    name,
+    uid: `${name}-uid`,
+    resourceVersion: '1',
+    deletionTimestamp: null,
+    finalizers: [],
+    completedLabel: null,
+    workflowLabel: null,
+    owner: ownerUid === null ? null : { name: 'wf', uid: ownerUid },
+    ...over,
+  };
+}
+
+test('a store keys objects by namespace/name and returns what set replaced', () => {
+  const store = new Store<{ namespace: string; name: string; v: number }>();
+  assert.equal(store.set({ namespace: 'a', name: 'x', v: 1 }), undefined);
+  assert.deepEqual(store.set({ namespace: 'a', name: 'x', v: 2 }), { namespace: 'a', name: 'x', v: 1 });
+  assert.equal(store.get('a/x')?.v, 2);
+  assert.equal(store.find('a', 'x')?.v, 2);
+  assert.equal(store.size, 1);
+  assert.equal(store.delete('a/x')?.v, 2);
+  assert.equal(store.delete('a/x'), undefined);
+});
+
+test('podsOf lists the pods of an owner UID', () => {
+  const store = new PodStore();
+  store.set(pod('a', 'w1'));
+  store.set(pod('b', 'w1'));
+  store.set(pod('c', 'w2'));
+  store.set(pod('d', null));
+  assert.deepEqual(store.podsOf('w1').sort(), ['ns/a', 'ns/b']);
+  assert.deepEqual(store.podsOf('w2'), ['ns/c']);
+  assert.deepEqual(store.podsOf('nobody'), []);
+});
+
+test('an update that changes the owner moves the pod in the index', () => {
+  const store = new PodStore();
+  store.set(pod('a', 'w1'));
+  store.set(pod('a', 'w2', { resourceVersion: '2' }));
+  assert.deepEqual(store.podsOf('w1'), []);
+  assert.deepEqual(store.podsOf('w2'), ['ns/a']);
+  store.set(pod('a', null, { resourceVersion: '3' }));
+  assert.deepEqual(store.podsOf('w2'), []);
+  assert.equal(store.ownerCount, 0);
+});
+
+test('deleting a pod removes it from the index, and an owner with no pods left is forgotten', () => {
+  const store = new PodStore();
+  store.set(pod('a', 'w1'));
+  store.set(pod('b', 'w1'));
+  store.delete('ns/a');
+  assert.deepEqual(store.podsOf('w1'), ['ns/b']);
+  store.delete('ns/b');
+  assert.equal(store.ownerCount, 0);
+});
+
+test('podsOf returns a copy that later changes do not touch', () => {
+  const store = new PodStore();
+  store.set(pod('a', 'w1'));
+  const keys = store.podsOf('w1');
+  store.set(pod('b', 'w1'));
+  assert.deepEqual(keys, ['ns/a']);
+});

@@ -1,0 +1,152 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { groupOf, InvalidObjectError, toPodMeta, toWorkflowMeta } from './trim.ts';
+import { ARGO_CONVENTIONS, DEFAULTS } from '../config/settings.ts';
+import type { MetaObject, ObjectMeta, OwnerRef } from '../kube/objects.ts';
+
+const FINALIZER = 'workflows.argoproj.io/status';
+const opts = { finalizer: FINALIZER, conventions: ARGO_CONVENTIONS, owner: DEFAULTS.owner };
+
+function workflowRef(over: Partial<OwnerRef> = {}): OwnerRef {
+  return { apiVersion: 'argoproj.io/v1alpha1', kind: 'Workflow', name: 'wf', uid: 'wf-uid', controller: true, ...over };
+}
+
+function wirePod(meta: Partial<ObjectMeta> = {}): MetaObject {
+  return {
+    apiVersion: 'meta.k8s.io/v1',
+    kind: 'PartialObjectMetadata',
+    metadata: {
+      namespace: 'ns',
+      name: 'wf-1',
+      uid: 'pod-uid',
+      resourceVersion: '42',
+      labels: { 'workflows.argoproj.io/workflow': 'wf', 'workflows.argoproj.io/completed': 'false', other: 'x' },
+      annotations: { 'workflows.argoproj.io/node-id': 'wf-1' },
+      finalizers: ['example.com/keep', FINALIZER],
+      ownerReferences: [workflowRef()],
+      ...meta,
+    },
+  };
+}
+
+test('a pod trims to identity, finalizers in order, the two labels and its Workflow owner', () => {
+  assert.deepEqual(toPodMeta(wirePod(), opts), {
+    namespace: 'ns',
+    name: 'wf-1',
+    uid: 'pod-uid',
+    resourceVersion: '42',
+    deletionTimestamp: null,
+    finalizers: ['example.com/keep', FINALIZER],
+    completedLabel: 'false',
+    workflowLabel: 'wf',
+    owner: { name: 'wf', uid: 'wf-uid' },
+  });
+});
+
+test('deletionTimestamp becomes epoch milliseconds', () => {
+  const pod = toPodMeta(wirePod({ deletionTimestamp: '2026-11-22T05:00:00Z' }), opts);
+  assert.equal(pod.deletionTimestamp, Date.UTC(2026, 10, 22, 5, 0, 0));
+});
+
+test('an unreadable deletionTimestamp is refused rather than read as "not deleting"', () => {
+  assert.throws(() => toPodMeta(wirePod({ deletionTimestamp: 'soon' }), opts), InvalidObjectError);
+});
+
+test('the owner is the controller reference when several match', () => {
+  const pod = toPodMeta(wirePod({ ownerReferences: [workflowRef({ uid: 'a', controller: false }), workflowRef({ uid: 'b', controller: true })] }), opts);
+  assert.equal(pod.owner?.uid, 'b');
+});
+
+test('without a controller reference, the first matching one is the owner', () => {
+  const pod = toPodMeta(wirePod({ ownerReferences: [workflowRef({ uid: 'a', controller: undefined }), workflowRef({ uid: 'b', controller: false })] }), opts);
+  assert.equal(pod.owner?.uid, 'a');
+});
+
+test('a reference of the right kind in another group is not the owner', () => {
+  const pod = toPodMeta(wirePod({ ownerReferences: [workflowRef({ apiVersion: 'example.com/v1' })] }), opts);
+  assert.equal(pod.owner, null);
+});
+
+test('a reference of another kind in the right group is not the owner, even as controller', () => {
+  const pod = toPodMeta(
+    wirePod({ ownerReferences: [workflowRef({ kind: 'WorkflowTemplate', uid: 'x' }), workflowRef({ uid: 'y', controller: false })] }),
+    opts,
+  );
+  assert.equal(pod.owner?.uid, 'y');
+});
+
+test('the owner matches in any version of its group', () => {
+  const pod = toPodMeta(wirePod({ ownerReferences: [workflowRef({ apiVersion: 'argoproj.io/v1beta1' })] }), opts);
+  assert.equal(pod.owner?.uid, 'wf-uid');
+});
+
+test('a core-group owner (apiVersion "v1") matches an owner configured with group ""', () => {
+  const owner = { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap' };
+  const pod = toPodMeta(wirePod({ ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'c', uid: 'cm-uid' }] }), { ...opts, owner });
+  assert.equal(pod.owner?.uid, 'cm-uid');
+});
+
+test('missing labels, finalizers and owner references trim to null and empty', () => {
+  const pod = toPodMeta({ metadata: { namespace: 'ns', name: 'p', uid: 'u', resourceVersion: '1' } }, opts);
+  assert.deepEqual(
+    [pod.finalizers, pod.completedLabel, pod.workflowLabel, pod.owner, pod.deletionTimestamp],
+    [[], null, null, null, null],
+  );
+});
+
+test('malformed finalizers, labels and owner references are ignored, not trusted', () => {
+  const meta = {
+    namespace: 'ns',
+    name: 'p',
+    uid: 'u',
+    resourceVersion: '1',
+    finalizers: [FINALIZER, 7, null],
+    labels: { 'workflows.argoproj.io/completed': true },
+    ownerReferences: [null, { kind: 'Workflow', apiVersion: 'argoproj.io/v1alpha1', name: 'wf' }],
+  } as unknown as ObjectMeta;
+  const pod = toPodMeta({ metadata: meta }, opts);
+  assert.deepEqual([pod.finalizers, pod.completedLabel, pod.owner], [[FINALIZER], null, null]);
+});
+
+test('an object without name, uid, namespace or resourceVersion is refused with a clear error', () => {
+  for (const field of ['name', 'uid', 'namespace', 'resourceVersion'] as const) {
+    const obj = wirePod();
+    delete obj.metadata[field];
+    assert.throws(() => toPodMeta(obj, opts), (err: unknown) => err instanceof InvalidObjectError && err.message.includes(`metadata.${field}`));
+  }
+  assert.throws(() => toPodMeta({} as MetaObject, opts), /no metadata/);
+});
+
+test('trimmed pods are frozen, finalizers and owner included', () => {
+  const pod = toPodMeta(wirePod(), opts);
+  assert.ok(Object.isFrozen(pod) && Object.isFrozen(pod.finalizers) && Object.isFrozen(pod.owner));
+});
+
+test('a workflow trims to identity, deletion time and its completed label', () => {
+  const wf = toWorkflowMeta(
+    {
+      metadata: {
+        namespace: 'ns',
+        name: 'wf',
+        uid: 'wf-uid',
+        resourceVersion: '9',
+        deletionTimestamp: '2026-11-22T05:00:00.000Z',
+        labels: { 'workflows.argoproj.io/completed': 'true', 'workflows.argoproj.io/phase': 'Succeeded' },
+      },
+    },
+    ARGO_CONVENTIONS,
+  );
+  assert.deepEqual(wf, {
+    namespace: 'ns',
+    name: 'wf',
+    uid: 'wf-uid',
+    resourceVersion: '9',
+    deletionTimestamp: Date.UTC(2026, 10, 22, 5),
+    completedLabel: 'true',
+  });
+});
+
+test('groupOf splits an apiVersion', () => {
+  assert.equal(groupOf('argoproj.io/v1alpha1'), 'argoproj.io');
+  assert.equal(groupOf('v1'), '');
+});

@@ -1,0 +1,128 @@
+// Trimming: from an object on the wire to the few fields a decision reads (PodMeta, WorkflowMeta),
+// frozen, so that handlers can keep what they are given and nothing changes it under them.
+// Strings repeated on every pod (namespace, finalizer names) are shared, not copied.
+import type { Conventions, OwnerResource } from '../config/settings.ts';
+import type { MetaObject, ObjectMeta, OwnerRef, PodMeta, WorkflowMeta } from '../kube/objects.ts';
+
+/** InvalidObjectError: an object lacks what every stored object must have (name, uid, ...). */
+export class InvalidObjectError extends Error {
+  override readonly name = 'InvalidObjectError';
+}
+
+export interface PodTrimOptions {
+  /** finalizer is ours; entries equal to it share this one string. */
+  finalizer?: string;
+  conventions: Conventions;
+  owner: OwnerResource;
+}
+
+/** toPodMeta trims a pod; throws InvalidObjectError for an object without identity. */
+export function toPodMeta(obj: MetaObject, opts: PodTrimOptions): PodMeta {
+  const meta = metadataOf(obj);
+  const pod: PodMeta = {
+    namespace: intern(required(meta, 'namespace')),
+    name: required(meta, 'name'),
+    uid: required(meta, 'uid'),
+    resourceVersion: required(meta, 'resourceVersion'),
+    deletionTimestamp: deletionTimestampOf(meta),
+    finalizers: Object.freeze(finalizersOf(meta, opts.finalizer)),
+    completedLabel: labelOf(meta, opts.conventions.completedLabel),
+    workflowLabel: labelOf(meta, opts.conventions.workflowLabel),
+    owner: ownerOf(meta, opts.owner),
+  };
+  return Object.freeze(pod);
+}
+
+/** toWorkflowMeta trims an owner (Workflow); throws InvalidObjectError for an object without identity. */
+export function toWorkflowMeta(obj: MetaObject, conventions: Conventions): WorkflowMeta {
+  const meta = metadataOf(obj);
+  const wf: WorkflowMeta = {
+    namespace: intern(required(meta, 'namespace')),
+    name: required(meta, 'name'),
+    uid: required(meta, 'uid'),
+    resourceVersion: required(meta, 'resourceVersion'),
+    deletionTimestamp: deletionTimestampOf(meta),
+    completedLabel: labelOf(meta, conventions.completedLabel),
+  };
+  return Object.freeze(wf);
+}
+
+/** groupOf is the API group of an apiVersion: "argoproj.io/v1alpha1" → "argoproj.io", "v1" → "". */
+export function groupOf(apiVersion: string): string {
+  const i = apiVersion.lastIndexOf('/');
+  return i === -1 ? '' : apiVersion.slice(0, i);
+}
+
+/**
+ * ownerOf picks the pod's owner of the configured kind and group: the reference marked
+ * `controller: true` if there is one, else the first that matches. The version is ignored,
+ * since an owner keeps its UID across API versions.
+ */
+function ownerOf(meta: ObjectMeta, owner: OwnerResource): PodMeta['owner'] {
+  const refs = Array.isArray(meta.ownerReferences) ? meta.ownerReferences : [];
+  const matching = refs.filter((r): r is OwnerRef => isOwnerRef(r) && r.kind === owner.kind && groupOf(r.apiVersion) === owner.group);
+  const ref = matching.find((r) => r.controller === true) ?? matching[0];
+  return ref === undefined ? null : Object.freeze({ name: ref.name, uid: ref.uid });
+}
+
+function isOwnerRef(r: unknown): r is OwnerRef {
+  const o = r as Partial<OwnerRef> | null;
+  return (
+    typeof o === 'object' &&
+    o !== null &&
+    typeof o.apiVersion === 'string' &&
+    typeof o.kind === 'string' &&
+    typeof o.name === 'string' &&
+    typeof o.uid === 'string' &&
+    o.uid !== ''
+  );
+}
+
+function metadataOf(obj: MetaObject): ObjectMeta {
+  const meta = (obj as Partial<MetaObject> | null)?.metadata;
+  if (typeof meta !== 'object' || meta === null) throw new InvalidObjectError('object has no metadata');
+  return meta;
+}
+
+function required(meta: ObjectMeta, field: 'namespace' | 'name' | 'uid' | 'resourceVersion'): string {
+  const v: unknown = meta[field];
+  if (typeof v !== 'string' || v === '') {
+    const who = typeof meta.name === 'string' ? ` (${String(meta.namespace)}/${meta.name})` : '';
+    throw new InvalidObjectError(`object${who} has no metadata.${field}`);
+  }
+  return v;
+}
+
+function deletionTimestampOf(meta: ObjectMeta): number | null {
+  const ts: unknown = meta.deletionTimestamp;
+  if (ts === undefined || ts === null) return null;
+  const ms = typeof ts === 'string' ? Date.parse(ts) : NaN;
+  // A deletion we cannot date is still a deletion; never mistake it for a live object.
+  if (Number.isNaN(ms)) throw new InvalidObjectError(`object ${meta.namespace}/${meta.name} has an unreadable deletionTimestamp ${JSON.stringify(ts)}`);
+  return ms;
+}
+
+function finalizersOf(meta: ObjectMeta, ours: string | undefined): string[] {
+  const list: unknown = meta.finalizers;
+  if (!Array.isArray(list)) return [];
+  return list.filter((f): f is string => typeof f === 'string').map((f) => (f === ours ? ours : intern(f)));
+}
+
+function labelOf(meta: ObjectMeta, key: string): string | null {
+  const labels: unknown = meta.labels;
+  if (typeof labels !== 'object' || labels === null) return null;
+  const v = (labels as Record<string, unknown>)[key];
+  return typeof v === 'string' ? v : null;
+}
+
+// A bounded table of shared strings: namespaces and finalizer names are few, and each pod
+// would otherwise hold its own copy. Past the bound, strings are simply not shared.
+const MAX_INTERNED = 10_000;
+const interned = new Map<string, string>();
+
+function intern(s: string): string {
+  const hit = interned.get(s);
+  if (hit !== undefined) return hit;
+  if (interned.size < MAX_INTERNED) interned.set(s, s);
+  return s;
+}

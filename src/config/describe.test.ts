@@ -10,7 +10,7 @@ describe('describeSettings', () => {
     const d = describeSettings(DEFAULTS);
     assert.equal(d.podCleanupWorkers, '8');
     assert.equal(d.resyncPeriod, '5m0s');
-    assert.equal(d.forceAfter, '0s');
+    assert.equal(d.forceAfter, '');
     assert.equal(d.namespace, '');
     assert.equal(d.kubeconfig, '');
     assert.equal(d.leaderElect, 'true');

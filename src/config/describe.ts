@@ -5,7 +5,7 @@ import type { Settings } from './settings.ts';
 
 /**
  * describeSettings renders every setting as text, keyed by config-file key, in KEYS order.
- * Durations are Go-style ("5m0s"), lists comma-separated, unset values "" (forceAfter off: "0s").
+ * Durations are Go-style ("5m0s"), lists comma-separated, unset values "" (forceAfter off too).
  */
 export function describeSettings(settings: Settings): Record<string, string> {
   return Object.fromEntries(KEYS.map((spec) => [spec.key, spec.show(settings)]));

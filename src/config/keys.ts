@@ -87,7 +87,7 @@ const BOTH: readonly Command[] = ['controller', 'sweep'];
 const CONTROLLER: readonly Command[] = ['controller'];
 const SWEEP: readonly Command[] = ['sweep'];
 
-const showDuration = (ms: number | null): string => formatDuration(ms ?? 0);
+const showDuration = (ms: number | null): string => (ms === null ? '' : formatDuration(ms));
 const checked = (allowed: string, problem: (s: string) => string | null): Parser<string> => text(allowed, problem);
 const nonEmpty = (s: string): string | null => (s === '' ? 'empty' : null);
 

@@ -1,0 +1,523 @@
+// The deploy/ manifests, checked with the tools a user runs: every flavour renders with
+// `kubectl kustomize`, the API server accepts every object (server-side dry run), the sidecar
+// lands after Argo's own container, the container's flags, environment and config file load,
+// and the RBAC grants exactly what the controller uses, as the API server's own authorizer
+// answers it. This file starts its own control plane with --authorization-mode RBAC: the shared
+// one allows everything. Needs kubectl with kustomize v5 on PATH.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { after, before, test } from 'node:test';
+import { loadAll } from 'js-yaml';
+import yargs from 'yargs';
+import { defineControllerOptions, resolveSettings } from '../../src/config/index.ts';
+import { parseConfigText } from '../../src/config/file.ts';
+import type { Settings } from '../../src/config/settings.ts';
+import { startControlPlane, type ControlPlane } from '../../src/testbed/control-plane.ts';
+import { loadWorkflowCrd } from '../../src/testbed/crds.ts';
+
+const REPO = join(import.meta.dirname, '..', '..');
+const FLAVOURS = {
+  standalone: 'deploy/standalone',
+  namespaced: 'deploy/namespaced',
+  // deploy/sidecar is a component: it is rendered as a user applies it, on Argo's namespace-install.
+  sidecar: 'test/fixtures/argo/with-sweeper',
+  sidecarOwnNamespace: 'test/fixtures/argo/with-sweeper-own-namespace',
+} as const;
+type Flavour = keyof typeof FLAVOURS;
+const ALL_FLAVOURS = Object.keys(FLAVOURS) as Flavour[];
+const CONTAINER = 'finalizer-sweeper';
+
+interface KubeObject {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; labels?: Record<string, string> };
+  [field: string]: unknown;
+}
+
+interface Container {
+  name: string;
+  args?: string[];
+  env?: { name: string; value?: string; valueFrom?: { fieldRef?: { fieldPath: string } } }[];
+  ports?: { name?: string; containerPort: number }[];
+  securityContext?: Record<string, unknown>;
+  volumeMounts?: { name: string; mountPath: string }[];
+}
+
+interface Deployment extends KubeObject {
+  spec: {
+    replicas?: number;
+    template: {
+      spec: {
+        serviceAccountName?: string;
+        containers: Container[];
+        volumes?: { name: string; configMap?: { name: string } }[];
+      };
+    };
+  };
+}
+
+interface Rendered {
+  yaml: string;
+  objects: KubeObject[];
+}
+
+let plane: ControlPlane;
+
+before(async () => {
+  const version = await run('kubectl', ['version', '--client', '-o', 'json']).catch((err: unknown) => {
+    throw new Error(`these tests need kubectl (with kustomize v5) on PATH: ${String(err)}`);
+  });
+  const kustomize = (JSON.parse(version.stdout) as { kustomizeVersion?: string }).kustomizeVersion ?? 'none';
+  assert.match(kustomize, /^v[5-9]\./, `kubectl's kustomize is ${kustomize}; deploy/ needs v5 (kubectl >= 1.27)`);
+  plane = await startControlPlane({ authorization: 'RBAC', crds: [await loadWorkflowCrd()] });
+});
+
+after(async () => {
+  await plane?.stop();
+});
+
+// --- rendering ------------------------------------------------------------------------------
+
+test('deploy/standalone renders its namespace, the RBAC, the config, a two-replica Deployment and a metrics Service', async () => {
+  const { objects } = await render(FLAVOURS.standalone);
+
+  assert.deepEqual(summary(objects), [
+    'ClusterRole/finalizer-sweeper',
+    'ClusterRoleBinding/finalizer-sweeper',
+    'ConfigMap/finalizer-sweeper/finalizer-sweeper-config-*',
+    'Deployment/finalizer-sweeper/finalizer-sweeper',
+    'Namespace/finalizer-sweeper',
+    'Role/finalizer-sweeper/finalizer-sweeper-leader-election',
+    'RoleBinding/finalizer-sweeper/finalizer-sweeper-leader-election',
+    'Service/finalizer-sweeper/finalizer-sweeper-metrics',
+    'ServiceAccount/finalizer-sweeper/finalizer-sweeper',
+  ]);
+  assert.equal(deployment(objects, 'finalizer-sweeper').spec.replicas, 2);
+});
+
+test('deploy/namespaced renders only objects in its namespace, so applying it needs no cluster-wide permission', async () => {
+  const { objects } = await render(FLAVOURS.namespaced);
+
+  assert.deepEqual(summary(objects), [
+    'ConfigMap/argo/finalizer-sweeper-config-*',
+    'Deployment/argo/finalizer-sweeper',
+    'Role/argo/finalizer-sweeper',
+    'Role/argo/finalizer-sweeper-leader-election',
+    'RoleBinding/argo/finalizer-sweeper',
+    'RoleBinding/argo/finalizer-sweeper-leader-election',
+    'Service/argo/finalizer-sweeper-metrics',
+    'ServiceAccount/argo/finalizer-sweeper',
+  ]);
+});
+
+test('the namespaced Role has the same rules as the standalone ClusterRole', async () => {
+  const clusterRole = find((await render(FLAVOURS.standalone)).objects, 'ClusterRole', 'finalizer-sweeper');
+  const role = find((await render(FLAVOURS.namespaced)).objects, 'Role', 'finalizer-sweeper');
+
+  assert.deepEqual(role['rules'], clusterRole['rules']);
+});
+
+test('the sidecar keeps Argo\'s container first, with the namespace-install flag, and appends ours last', async () => {
+  const { objects } = await render(FLAVOURS.sidecar);
+
+  const containers = deployment(objects, 'workflow-controller').spec.template.spec.containers;
+  assert.deepEqual(containers.map((c) => c.name), ['workflow-controller', CONTAINER]);
+  assert.deepEqual(containers[0]?.args, ['--namespaced']);
+});
+
+test('the sidecar container is exactly the standalone container', async () => {
+  const standalone = ourContainer(deployment((await render(FLAVOURS.standalone)).objects, 'finalizer-sweeper'));
+  const sidecar = ourContainer(deployment((await render(FLAVOURS.sidecar)).objects, 'workflow-controller'));
+
+  assert.deepEqual(sidecar, standalone);
+});
+
+test('the sidecar takes no port number or port name that Argo\'s container uses', async () => {
+  const { objects } = await render(FLAVOURS.sidecar);
+
+  const [argo, ours] = deployment(objects, 'workflow-controller').spec.template.spec.containers;
+  const ports = (c: Container | undefined): string[] => (c?.ports ?? []).flatMap((p) => [String(p.containerPort), p.name ?? '']);
+  const shared = ports(ours).filter((p) => p !== '' && ports(argo).includes(p));
+  assert.deepEqual(shared, []);
+  assert.ok(ports(argo).includes('9090') && ports(argo).includes('6060'), 'the fixture should carry Argo\'s ports');
+});
+
+test('the sidecar binds its roles to Argo\'s service account and brings no service account of its own', async () => {
+  const { objects } = await render(FLAVOURS.sidecar);
+
+  assert.deepEqual(objects.filter((o) => o.kind === 'ServiceAccount').map((o) => o.metadata.name), ['argo']);
+  const subjects = objects
+    .filter((o) => o.kind.endsWith('RoleBinding'))
+    .map((o) => `${o.kind}/${o.metadata.name}: ${JSON.stringify(o['subjects'])}`);
+  const toArgo = JSON.stringify([{ kind: 'ServiceAccount', name: 'argo', namespace: 'argo' }]);
+  assert.deepEqual(subjects, [
+    `RoleBinding/finalizer-sweeper-leader-election: ${toArgo}`,
+    `ClusterRoleBinding/finalizer-sweeper: ${toArgo}`,
+  ]);
+});
+
+test('the sidecar with the own-namespace component holds no cluster-wide permission', async () => {
+  const { objects } = await render(FLAVOURS.sidecarOwnNamespace);
+
+  const rbac = objects.filter((o) => o.apiVersion.startsWith('rbac.')).map((o) => `${o.kind}/${o.metadata.name}`);
+  assert.deepEqual(rbac.sort(), [
+    'Role/finalizer-sweeper',
+    'Role/finalizer-sweeper-leader-election',
+    'RoleBinding/finalizer-sweeper',
+    'RoleBinding/finalizer-sweeper-leader-election',
+  ]);
+});
+
+test('every flavour runs our container non-root, read-only, unprivileged, without capabilities, under RuntimeDefault seccomp', async () => {
+  for (const flavour of ALL_FLAVOURS) {
+    const { objects } = await render(FLAVOURS[flavour]);
+    const container = ourContainer(podOwner(objects));
+
+    assert.deepEqual(
+      container.securityContext,
+      {
+        runAsNonRoot: true,
+        runAsUser: 65532,
+        runAsGroup: 65532,
+        allowPrivilegeEscalation: false,
+        readOnlyRootFilesystem: true,
+        capabilities: { drop: ['ALL'] },
+        seccompProfile: { type: 'RuntimeDefault' },
+      },
+      flavour,
+    );
+  }
+});
+
+test('each flavour\'s flags, environment and config file load into the intended settings', async () => {
+  const expected: Record<Flavour, Partial<Settings>> = {
+    standalone: { namespaces: [], leaderElectionNamespace: 'finalizer-sweeper' },
+    namespaced: { namespaces: ['argo'], leaderElectionNamespace: 'argo' },
+    sidecar: { namespaces: [], leaderElectionNamespace: 'argo' },
+    sidecarOwnNamespace: { namespaces: ['argo'], leaderElectionNamespace: 'argo' },
+  };
+  for (const flavour of ALL_FLAVOURS) {
+    const { objects } = await render(FLAVOURS[flavour]);
+
+    const settings = await containerSettings(objects, podOwner(objects));
+
+    assert.deepEqual(
+      pick(settings, ['namespaces', 'leaderElectionNamespace', 'leaderElect', 'leaderElectionId', 'metricsBindAddress', 'healthProbeBindAddress']),
+      {
+        ...expected[flavour],
+        leaderElect: true,
+        leaderElectionId: 'finalizer-sweeper',
+        metricsBindAddress: ':8080',
+        healthProbeBindAddress: ':8081',
+      },
+      flavour,
+    );
+  }
+});
+
+test('the leader-election Role names the Lease the controller takes', async () => {
+  const { objects } = await render(FLAVOURS.standalone);
+  const settings = await containerSettings(objects, podOwner(objects));
+
+  const rules = find(objects, 'Role', 'finalizer-sweeper-leader-election')['rules'] as { resourceNames?: string[] }[];
+  assert.deepEqual(rules.flatMap((r) => r.resourceNames ?? []), [settings.leaderElectionId]);
+});
+
+test('the monitoring component adds a ServiceMonitor whose selector and port match the metrics Service', async () => {
+  const { objects } = await renderWith({ resources: [FLAVOURS.standalone], components: ['deploy/components/monitoring'] });
+
+  const monitor = find(objects, 'ServiceMonitor', 'finalizer-sweeper') as KubeObject & {
+    spec: { selector: { matchLabels: Record<string, string> }; endpoints: { port: string }[] };
+  };
+  const service = find(objects, 'Service', 'finalizer-sweeper-metrics') as KubeObject & { spec: { ports: { name: string }[] } };
+  for (const [key, value] of Object.entries(monitor.spec.selector.matchLabels)) {
+    assert.equal(service.metadata.labels?.[key], value, `Service label ${key}`);
+  }
+  assert.deepEqual(monitor.spec.endpoints.map((e) => e.port), service.spec.ports.map((p) => p.name));
+});
+
+// --- the API server -------------------------------------------------------------------------
+
+for (const flavour of ALL_FLAVOURS) {
+  test(`${FLAVOURS[flavour]} is accepted by the API server in a server-side dry run, which stores nothing`, async () => {
+    const rendered = await render(FLAVOURS[flavour]);
+    await ensureNamespaces(rendered.objects);
+
+    const applied = await kubectl(['apply', '--dry-run=server', '-f', '-'], rendered.yaml);
+
+    assert.equal(applied.stdout.trim().split('\n').length, rendered.objects.length, applied.stdout);
+    const stored = await kubectl(['get', '--ignore-not-found', '-o', 'name', '-f', '-'], withoutNamespaces(rendered.objects));
+    assert.equal(stored.stdout.trim(), '');
+  });
+}
+
+test('the ServiceMonitor is accepted by the API server once its CRD exists (a minimal, schema-free copy)', async () => {
+  const rendered = await renderWith({ resources: [FLAVOURS.standalone], components: ['deploy/components/monitoring'] });
+  await ensureNamespaces(rendered.objects);
+  await kubectl(['apply', '-f', '-'], JSON.stringify(SERVICE_MONITOR_CRD));
+  await kubectl(['wait', '--for=condition=Established', 'crd/servicemonitors.monitoring.coreos.com']);
+
+  const applied = await kubectl(['apply', '--dry-run=server', '-f', '-'], rendered.yaml);
+
+  assert.match(applied.stdout, /^servicemonitor\.monitoring\.coreos\.com\/finalizer-sweeper created \(server dry run\)$/m);
+});
+
+// --- RBAC, as the API server's authorizer answers it ----------------------------------------
+
+/** Scope is where a flavour may read and patch pods: everywhere, or its own namespace only. */
+type Scope = 'cluster' | 'own-namespace';
+
+/** PERMISSION_CHECKS are asked of the authorizer; `own` is the install's namespace, `other` any other. */
+const PERMISSION_CHECKS: { verb: string; resource: string; where: 'own' | 'other' | 'all' }[] = [
+  ...['get', 'list', 'watch', 'patch'].flatMap((verb) =>
+    (['own', 'other'] as const).map((where) => ({ verb, resource: 'pods', where })),
+  ),
+  { verb: 'list', resource: 'pods', where: 'all' },
+  { verb: 'watch', resource: 'pods', where: 'all' },
+  ...['delete', 'create', 'update', 'deletecollection'].map((verb) => ({ verb, resource: 'pods', where: 'own' as const })),
+  ...['get', 'list', 'watch'].flatMap((verb) =>
+    (['own', 'other'] as const).map((where) => ({ verb, resource: 'workflows.argoproj.io', where })),
+  ),
+  { verb: 'list', resource: 'workflows.argoproj.io', where: 'all' },
+  ...['patch', 'update', 'delete', 'create'].map((verb) => ({ verb, resource: 'workflows.argoproj.io', where: 'own' as const })),
+  { verb: 'create', resource: 'leases.coordination.k8s.io', where: 'own' },
+  { verb: 'get', resource: 'leases.coordination.k8s.io/finalizer-sweeper', where: 'own' },
+  { verb: 'update', resource: 'leases.coordination.k8s.io/finalizer-sweeper', where: 'own' },
+  { verb: 'update', resource: 'leases.coordination.k8s.io/someone-else', where: 'own' },
+  { verb: 'delete', resource: 'leases.coordination.k8s.io/finalizer-sweeper', where: 'own' },
+  { verb: 'list', resource: 'leases.coordination.k8s.io', where: 'own' },
+  { verb: 'create', resource: 'leases.coordination.k8s.io', where: 'other' },
+  { verb: 'update', resource: 'leases.coordination.k8s.io/finalizer-sweeper', where: 'other' },
+  { verb: 'get', resource: 'secrets', where: 'own' },
+  { verb: 'list', resource: 'secrets', where: 'all' },
+  { verb: 'get', resource: 'configmaps', where: 'own' },
+  { verb: 'create', resource: 'events', where: 'own' },
+];
+
+function checkName(c: (typeof PERMISSION_CHECKS)[number]): string {
+  const where = { own: 'in its namespace', other: 'in another namespace', all: 'in all namespaces' }[c.where];
+  return `${c.verb} ${c.resource} ${where}`;
+}
+
+/** expectedPermissions is the policy: what the controller uses, and nothing else. */
+function expectedPermissions(scope: Scope): Record<string, boolean> {
+  const allowed = (c: (typeof PERMISSION_CHECKS)[number]): boolean => {
+    const reach = c.where === 'own' || scope === 'cluster';
+    if (c.resource === 'pods') return reach && ['get', 'list', 'watch', 'patch'].includes(c.verb);
+    if (c.resource === 'workflows.argoproj.io') return reach && ['get', 'list', 'watch'].includes(c.verb);
+    if (c.resource === 'leases.coordination.k8s.io') return c.where === 'own' && c.verb === 'create';
+    if (c.resource === 'leases.coordination.k8s.io/finalizer-sweeper') return c.where === 'own' && ['get', 'update'].includes(c.verb);
+    return false;
+  };
+  return Object.fromEntries(PERMISSION_CHECKS.map((c) => [checkName(c), allowed(c)]));
+}
+
+/**
+ * permissions asks the API server's authorizer, with one SubjectAccessReview per check, what the
+ * service account may do. The groups are those the API server gives a service account's token.
+ */
+async function permissions(namespace: string, account: string): Promise<Record<string, boolean>> {
+  const user = { user: `system:serviceaccount:${namespace}:${account}`, groups: ['system:serviceaccounts', `system:serviceaccounts:${namespace}`, 'system:authenticated'] };
+  const where = { own: namespace, other: 'somewhere-else', all: '' };
+  const reviews = PERMISSION_CHECKS.map((c) => {
+    const [resource, name] = c.resource.split('/');
+    const [plural, ...group] = (resource ?? '').split('.');
+    const attributes = { verb: c.verb, group: group.join('.'), resource: plural, name, namespace: where[c.where] };
+    return { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec: { ...user, resourceAttributes: attributes } };
+  });
+  // kubectl creates the reviews in order and prints one answer per line.
+  const list = JSON.stringify({ apiVersion: 'v1', kind: 'List', items: reviews });
+  const { stdout } = await kubectl(['create', '-o', 'jsonpath={.status.allowed}{"\\n"}', '-f', '-'], list);
+  const answers = stdout.trim().split('\n');
+  assert.equal(answers.length, PERMISSION_CHECKS.length, stdout);
+  return Object.fromEntries(PERMISSION_CHECKS.map((c, i) => [checkName(c), answers[i] === 'true']));
+}
+
+const RBAC_CASES: { flavour: Flavour; account: string; scope: Scope }[] = [
+  { flavour: 'standalone', account: 'finalizer-sweeper', scope: 'cluster' },
+  { flavour: 'namespaced', account: 'finalizer-sweeper', scope: 'own-namespace' },
+  { flavour: 'sidecar', account: 'argo', scope: 'cluster' },
+  { flavour: 'sidecarOwnNamespace', account: 'argo', scope: 'own-namespace' },
+];
+
+for (const { flavour, account, scope } of RBAC_CASES) {
+  test(`${FLAVOURS[flavour]} grants its service account exactly what the controller uses (${scope})`, async (t) => {
+    const rendered = await render(FLAVOURS[flavour]);
+    const namespace = podOwner(rendered.objects).metadata.namespace ?? '';
+    await ensureNamespaces(rendered.objects);
+    await kubectl(['apply', '-f', '-'], rendered.yaml);
+    // The flavours share cluster-wide names (ClusterRole finalizer-sweeper): remove them again.
+    t.after(() => kubectl(['delete', '--ignore-not-found', '-f', '-'], withoutNamespaces(rendered.objects)));
+
+    const answers = await permissions(namespace, account);
+
+    assert.deepEqual(answers, expectedPermissions(scope));
+  });
+}
+
+// --- helpers --------------------------------------------------------------------------------
+
+/** SERVICE_MONITOR_CRD is the Prometheus Operator's CRD reduced to its names: no schema is checked. */
+const SERVICE_MONITOR_CRD = {
+  apiVersion: 'apiextensions.k8s.io/v1',
+  kind: 'CustomResourceDefinition',
+  metadata: { name: 'servicemonitors.monitoring.coreos.com' },
+  spec: {
+    group: 'monitoring.coreos.com',
+    names: { kind: 'ServiceMonitor', listKind: 'ServiceMonitorList', plural: 'servicemonitors', singular: 'servicemonitor' },
+    scope: 'Namespaced',
+    versions: [
+      {
+        name: 'v1',
+        served: true,
+        storage: true,
+        schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+      },
+    ],
+  },
+};
+
+const renders = new Map<string, Promise<Rendered>>();
+
+/** render runs `kubectl kustomize` on a repo folder, once per folder (tests only read the result). */
+function render(dir: string): Promise<Rendered> {
+  let rendered = renders.get(dir);
+  if (rendered === undefined) {
+    rendered = run('kubectl', ['kustomize', join(REPO, dir)]).then(({ stdout }) => ({ yaml: stdout, objects: loadAll(stdout) as KubeObject[] }));
+    renders.set(dir, rendered);
+  }
+  return rendered;
+}
+
+/** renderWith renders a throwaway kustomization whose resources and components are repo paths. */
+async function renderWith(k: { resources: string[]; components: string[] }): Promise<Rendered> {
+  const dir = await mkdtemp(join(tmpdir(), 'finalizer-sweeper-kustomize-'));
+  try {
+    // kustomize accepts only relative paths to other kustomizations.
+    const rel = (p: string): string => relative(dir, join(REPO, p));
+    const kustomization = { resources: k.resources.map(rel), components: k.components.map(rel) };
+    await writeFile(join(dir, 'kustomization.yaml'), JSON.stringify(kustomization));
+    const { stdout } = await run('kubectl', ['kustomize', dir]);
+    return { yaml: stdout, objects: loadAll(stdout) as KubeObject[] };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** summary lists Kind/namespace/name, sorted, with the generated ConfigMap hash as `*`. */
+function summary(objects: KubeObject[]): string[] {
+  return objects
+    .map((o) => [o.kind, o.metadata.namespace, o.metadata.name].filter((p) => p !== undefined).join('/'))
+    .map((s) => s.replace(/^(ConfigMap\/.*-config-)[a-z0-9]+$/, '$1*'))
+    .sort();
+}
+
+function find(objects: KubeObject[], kind: string, name: string): KubeObject {
+  const found = objects.find((o) => o.kind === kind && o.metadata.name === name);
+  assert.ok(found, `${kind}/${name} should be rendered`);
+  return found;
+}
+
+function deployment(objects: KubeObject[], name: string): Deployment {
+  return find(objects, 'Deployment', name) as Deployment;
+}
+
+/** podOwner is the Deployment that runs our container: ours, or Argo's with ours as a sidecar. */
+function podOwner(objects: KubeObject[]): Deployment {
+  const owners = (objects.filter((o) => o.kind === 'Deployment') as Deployment[]).filter((d) =>
+    d.spec.template.spec.containers.some((c) => c.name === CONTAINER),
+  );
+  assert.equal(owners.length, 1, 'exactly one Deployment should run the finalizer-sweeper container');
+  return owners[0] as Deployment;
+}
+
+function ourContainer(d: Deployment): Container {
+  const container = d.spec.template.spec.containers.find((c) => c.name === CONTAINER);
+  assert.ok(container, `${d.metadata.name} should run the ${CONTAINER} container`);
+  return container;
+}
+
+/**
+ * containerSettings loads Settings as the container would: its args through the CLI's own flag
+ * definitions, its environment with field references resolved, and the config file it mounts,
+ * taken from the rendered ConfigMap.
+ */
+async function containerSettings(objects: KubeObject[], owner: Deployment): Promise<Settings> {
+  const container = ourContainer(owner);
+  const [command, ...flags] = container.args ?? [];
+  assert.equal(command, 'controller');
+  const argv = await defineControllerOptions(yargs(flags))
+    .strict()
+    .exitProcess(false)
+    .fail((message, err) => {
+      throw err ?? new Error(message);
+    })
+    .parseAsync();
+
+  const fieldValues: Record<string, string> = { 'metadata.namespace': owner.metadata.namespace ?? '' };
+  const env = Object.fromEntries(
+    (container.env ?? []).map((e) => {
+      const field = e.valueFrom?.fieldRef?.fieldPath;
+      const value = field === undefined ? e.value : fieldValues[field];
+      assert.ok(value !== undefined, `env ${e.name}: only values and metadata.namespace are resolved here`);
+      return [e.name, value];
+    }),
+  );
+
+  const configArg = String(argv['config']);
+  const mount = container.volumeMounts?.find((m) => configArg.startsWith(`${m.mountPath}/`));
+  assert.ok(mount, `--config ${configArg} should lie in a mounted volume`);
+  const volume = owner.spec.template.spec.volumes?.find((v) => v.name === mount.name);
+  const configMap = find(objects, 'ConfigMap', volume?.configMap?.name ?? '(no ConfigMap volume)') as KubeObject & {
+    data: Record<string, string>;
+  };
+  const text = configMap.data[configArg.slice(mount.mountPath.length + 1)];
+  assert.ok(text !== undefined, `the ConfigMap should hold ${configArg}`);
+
+  return resolveSettings({ argv, env, command: 'controller', file: parseConfigText(text, configArg) });
+}
+
+function pick<T extends object, K extends keyof T>(o: T, keys: K[]): Pick<T, K> {
+  return Object.fromEntries(keys.map((k) => [k, o[k]])) as Pick<T, K>;
+}
+
+/** ensureNamespaces creates the namespaces the objects live in; dry runs do not create them. */
+async function ensureNamespaces(objects: KubeObject[]): Promise<void> {
+  const names = new Set(objects.flatMap((o) => (o.metadata.namespace ? [o.metadata.namespace] : [])));
+  for (const name of names) {
+    const manifest = { apiVersion: 'v1', kind: 'Namespace', metadata: { name } };
+    await kubectl(['apply', '-f', '-'], JSON.stringify(manifest));
+  }
+}
+
+/** withoutNamespaces is the objects as one List, leaving out Namespaces (shared by tests). */
+function withoutNamespaces(objects: KubeObject[]): string {
+  return JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects.filter((o) => o.kind !== 'Namespace') });
+}
+
+/** kubectl runs kubectl against this file's control plane and fails on a non-zero exit. */
+function kubectl(args: string[], input?: string): Promise<{ stdout: string }> {
+  return run('kubectl', ['--kubeconfig', plane.kubeconfigPath, ...args], input);
+}
+
+async function run(cmd: string, args: string[], input?: string): Promise<{ stdout: string }> {
+  const { code, stdout, stderr } = await spawnCollect(cmd, args, input);
+  if (code !== 0) throw new Error(`${cmd} ${args.join(' ')}: exit ${code}\n${stderr}`);
+  return { stdout };
+}
+
+function spawnCollect(cmd: string, args: string[], input?: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(input ?? '');
+  });
+}

@@ -1,0 +1,101 @@
+// `finalizer-sweeper controller`: wiring only. Caches run on every replica (followers keep them
+// warm so a takeover starts at once); the queue is worked only by the leader. One shutdown
+// signal fans out to everything; see shutdown.ts.
+
+import type { Settings } from '../config/settings.ts';
+import { createLogger, type Logger } from '../log.ts';
+import { Metrics } from '../metrics/metrics.ts';
+import { startHealthServer, startMetricsServer, type Serving } from '../metrics/server.ts';
+import { Controller } from '../controller/controller.ts';
+import type { ApiClient } from '../kube/client.ts';
+import { LeaseElector, defaultIdentity } from '../leader/lease-elector.ts';
+import { connect } from './connect.ts';
+import { EXIT } from './exit-codes.ts';
+import { Shutdown } from './shutdown.ts';
+import { VERSION } from '../version.ts';
+
+export async function runController(settings: Settings): Promise<number> {
+  const logger = createLogger(settings);
+  const shutdown = new Shutdown({ timeoutMs: settings.shutdownTimeoutMs, logger });
+  const metrics = new Metrics({ version: VERSION });
+  metrics.recordConfig(settings);
+
+  const connection = await connect(settings, metrics, logger);
+  if (typeof connection === 'number') {
+    shutdown.dispose();
+    return finish(logger, connection);
+  }
+  const { client } = connection;
+
+  const controller = new Controller({ settings, client, metrics, logger });
+  const servers: Array<Serving | null> = [];
+  try {
+    servers.push(await startMetricsServer(settings.metricsBindAddress, metrics.registry));
+    servers.push(
+      await startHealthServer(settings.healthProbeBindAddress, {
+        readyz: { 'caches-synced': () => controller.synced(), watches: () => controller.watchesHealthy() },
+      }),
+    );
+  } catch (err) {
+    logger.error({ err }, 'cannot serve metrics or health probes');
+    await closeAll(servers);
+    client.close();
+    shutdown.dispose();
+    return finish(logger, EXIT.badConfig);
+  }
+
+  logger.info({ version: VERSION, namespaces: settings.namespaces, finalizer: settings.finalizer, dryRun: settings.dryRun }, 'controller starting');
+  const caches = controller.runCaches(shutdown.stop);
+  const work = settings.leaderElect ? leadWhenElected(settings, controller, client, metrics, logger, shutdown) : leadAlone(controller, metrics, shutdown);
+
+  await Promise.all([caches, work]);
+  await closeAll(servers);
+  client.close();
+  shutdown.dispose();
+  logger.info({}, 'controller stopped');
+  return finish(logger, EXIT.ok);
+}
+
+async function leadAlone(controller: Controller, metrics: Metrics, shutdown: Shutdown): Promise<void> {
+  metrics.setLeader(true);
+  await controller.lead(shutdown.stop, shutdown.abort);
+  metrics.setLeader(false);
+}
+
+/** leadWhenElected campaigns, leads while it holds the Lease, and campaigns again after losing it. */
+async function leadWhenElected(settings: Settings, controller: Controller, client: ApiClient, metrics: Metrics, logger: Logger, shutdown: Shutdown): Promise<void> {
+  while (!shutdown.stop.aborted) {
+    const elector = electorFor(settings, client, logger, {
+      onStartedLeading: async (term) => {
+        metrics.setLeader(true);
+        await controller.lead(AbortSignal.any([term, shutdown.stop]), shutdown.abort);
+      },
+      onStoppedLeading: () => metrics.setLeader(false),
+    });
+    await elector.run(shutdown.stop);
+    if (shutdown.stop.aborted) await elector.release();
+  }
+}
+
+function electorFor(settings: Settings, client: ApiClient, logger: Logger, hooks: { onStartedLeading(signal: AbortSignal): Promise<void>; onStoppedLeading(): void }): LeaseElector {
+  return new LeaseElector({
+    api: client,
+    namespace: settings.leaderElectionNamespace,
+    name: settings.leaderElectionId,
+    identity: defaultIdentity(),
+    leaseDurationMs: settings.leaseDurationMs,
+    renewDeadlineMs: settings.renewDeadlineMs,
+    retryPeriodMs: settings.retryPeriodMs,
+    logger,
+    ...hooks,
+  });
+}
+
+async function closeAll(servers: Array<Serving | null>): Promise<void> {
+  await Promise.all(servers.map(async (s) => s?.close()));
+}
+
+async function finish(logger: Logger, code: number): Promise<number> {
+  await logger.flush();
+  return code;
+}

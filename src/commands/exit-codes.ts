@@ -1,0 +1,12 @@
+// EXIT names the process exit codes; the README's "Exit codes" table documents them.
+export const EXIT = {
+  ok: 0,
+  /** Some removals failed (sweep), or the controller stopped on an unexpected error. */
+  failed: 1,
+  /** Bad flags, environment or configuration file. */
+  badConfig: 2,
+  /** The API server cannot be reached, or refuses our credentials or permissions. */
+  unreachable: 3,
+  /** Interrupted (SIGINT) before the work was done: 128 + SIGINT, as shells report it. */
+  interrupted: 130,
+} as const;

@@ -1,0 +1,153 @@
+// `finalizer-sweeper sweep`: one pass over the cluster with the controller's own machinery. Owners
+// are listed first, then pods page by page, each pod triaged as it arrives so that removals start
+// with the first page; the command exits once every queued pod is done. It takes no lease: every
+// write carries its resourceVersion, so it is safe beside a running controller.
+
+import type { Settings } from '../config/settings.ts';
+import { createLogger, type Logger } from '../log.ts';
+import { Metrics } from '../metrics/metrics.ts';
+import { Store } from '../cache/store.ts';
+import type { MetaObject, PodMeta, WorkflowMeta } from '../kube/objects.ts';
+import pRetry from 'p-retry';
+import { ApiError, isForbidden, isNetworkError, isNotFound, isRetryable, isUnauthorized } from '../kube/errors.ts';
+import type { ListOptions, MetaList, MetadataApi } from '../kube/metadata-api.ts';
+import { Cleanup } from '../controller/cleanup.ts';
+import { resourceApis } from '../controller/api.ts';
+import { connect } from './connect.ts';
+import { EXIT } from './exit-codes.ts';
+import { Shutdown } from './shutdown.ts';
+import { SweepTally, renderSummary } from './sweep-tally.ts';
+import { startProgress } from './sweep-progress.ts';
+import { VERSION } from '../version.ts';
+
+/** A pod whose removal keeps failing transiently is given up after this many tries. */
+const MAX_TRIES = 5;
+const IDLE_POLL_MS = 25;
+/** Lists yield to removals when the budget is tight: orphans are waiting. */
+const LIST_PRIORITY = 4;
+
+export async function runSweep(settings: Settings): Promise<number> {
+  const started = performance.now();
+  const logger = createLogger(settings);
+  const shutdown = new Shutdown({ timeoutMs: settings.shutdownTimeoutMs, logger });
+  try {
+    return await sweep(settings, logger, shutdown, started);
+  } finally {
+    shutdown.dispose();
+    await logger.flush();
+  }
+}
+
+async function sweep(settings: Settings, logger: Logger, shutdown: Shutdown, started: number): Promise<number> {
+  const metrics = new Metrics({ version: VERSION });
+  const connection = await connect(settings, metrics, logger);
+  if (typeof connection === 'number') return connection;
+  const { client } = connection;
+  const apis = resourceApis(settings, client);
+
+  const workflows = new Store<WorkflowMeta>();
+  const pods = new Store<PodMeta>();
+  const tally = new SweepTally();
+  const tries = new Map<string, number>();
+  let removalsLeft = settings.maxRemovals ?? Infinity;
+  const cleanup = new Cleanup({
+    settings,
+    pods,
+    workflows,
+    podApi: apis.podApi,
+    readOwner: apis.readOwner,
+    metrics,
+    logger,
+    quota: { take: () => removalsLeft > 0 && removalsLeft-- > 0, giveBack: () => void removalsLeft++ },
+  });
+  const work = cleanup.run({
+    stop: shutdown.stop,
+    abort: shutdown.abort,
+    shouldRequeue: (key) => {
+      const n = (tries.get(key) ?? 0) + 1;
+      tries.set(key, n);
+      return n < MAX_TRIES && !shutdown.stop.aborted;
+    },
+    onOutcome: (key, outcome) => {
+      const final = outcome.kind !== 'retry' || (tries.get(key) ?? 0) >= MAX_TRIES || shutdown.stop.aborted;
+      tally.finished(key, outcome, final);
+    },
+  });
+
+  const progress = startProgress(tally, process.stderr, settings.dryRun);
+  let exit: number = EXIT.ok;
+  try {
+    await listAll(apis.workflows, undefined, settings, shutdown.stop, (obj) => void workflows.set(apis.trimWorkflow(obj)));
+    await listAll(apis.pods, settings.podSelector, settings, shutdown.stop, (obj) => {
+      const pod = apis.trimPod(obj);
+      if (!pod.finalizers.includes(settings.finalizer)) return tally.listed(false, { action: 'none' });
+      pods.set(pod);
+      tally.listed(true, cleanup.observe(pod));
+    });
+    await untilIdle(cleanup, shutdown.stop);
+  } catch (err) {
+    if (!shutdown.stop.aborted) exit = listFailure(err, settings, logger);
+  } finally {
+    cleanup.queue.shutDown();
+    await work;
+    progress.stop();
+    client.close();
+  }
+
+  const summary = tally.summary({
+    dryRun: settings.dryRun,
+    interrupted: shutdown.received !== null,
+    maxRemovals: settings.maxRemovals,
+    apiRequests: [...client.stats.requests.values()].reduce((a, b) => a + b, 0),
+    wallSeconds: (performance.now() - started) / 1000,
+  });
+  if (exit === EXIT.ok || summary.podsListed > 0) {
+    process.stdout.write(settings.output === 'json' ? JSON.stringify(summary) + '\n' : renderSummary(summary, process.stdout.isTTY === true));
+  }
+  if (exit !== EXIT.ok) return exit;
+  if (summary.interrupted) return EXIT.interrupted;
+  return summary.totals.failed > 0 ? EXIT.failed : EXIT.ok;
+}
+
+/**
+ * listAll lists a resource page by page in each configured namespace (or all of them), handing
+ * each object over as its page arrives. A page that fails transiently is asked for again.
+ */
+async function listAll(api: MetadataApi, labelSelector: string | undefined, settings: Settings, stop: AbortSignal, each: (obj: MetaObject) => void): Promise<void> {
+  const namespaces = settings.namespaces.length > 0 ? settings.namespaces : [null];
+  for (const namespace of namespaces) {
+    let token: string | null = null;
+    do {
+      if (stop.aborted) return;
+      const options: ListOptions = { labelSelector, limit: settings.listPageSize, continue: token ?? undefined, priority: LIST_PRIORITY };
+      const page: MetaList = await pRetry(() => api.list(namespace, options, stop), { retries: 3, minTimeout: 200, signal: stop, shouldRetry: ({ error }) => isRetryable(error) });
+      for (const obj of page.items) each(obj);
+      token = page.continue;
+    } while (token !== null);
+  }
+}
+
+/** untilIdle resolves once every queued pod is done (retries included), or on stop. */
+async function untilIdle(cleanup: Cleanup, stop: AbortSignal): Promise<void> {
+  while (cleanup.queue.size() > 0 && !stop.aborted) await new Promise((r) => setTimeout(r, IDLE_POLL_MS));
+}
+
+/** listFailure maps a failed list to the exit code, with a message an operator can act on. */
+function listFailure(err: unknown, settings: Settings, logger: Logger): number {
+  const message = err instanceof Error ? err.message : String(err);
+  if (isUnauthorized(err) || isForbidden(err)) {
+    logger.error({ err: message }, 'the API server refused the list: check the credentials and RBAC (list pods and owners)');
+    return EXIT.unreachable;
+  }
+  if (isNotFound(err)) {
+    const o = settings.owner;
+    logger.error({ err: message }, `resource not found: is ${o.resource}.${o.group}/${o.version} installed (see --owner-group/--owner-version/--owner-resource)?`);
+    return EXIT.badConfig;
+  }
+  if (isNetworkError(err) || (err instanceof ApiError && err.status >= 500)) {
+    logger.error({ err: message }, 'cannot reach the API server');
+    return EXIT.unreachable;
+  }
+  logger.error({ err: message }, 'listing failed');
+  return EXIT.unreachable;
+}

@@ -1,0 +1,44 @@
+// The controller's and the sweep's narrow view of the API: metadata-only pods and owners, trimmed
+// to what a decision reads. The reconcile step and owner resolution only ever see these.
+
+import type { Settings } from '../config/settings.ts';
+import type { ApiClient } from '../kube/client.ts';
+import { MetadataApi, PODS } from '../kube/metadata-api.ts';
+import type { MetaObject, PodMeta, WorkflowMeta } from '../kube/objects.ts';
+import { toPodMeta, toWorkflowMeta } from '../cache/trim.ts';
+import type { OwnerReader } from '../decide/owner-resolver.ts';
+import type { PodApi } from '../work/reconcile.ts';
+
+export interface ResourceApis {
+  pods: MetadataApi;
+  workflows: MetadataApi;
+  trimPod(obj: MetaObject): PodMeta;
+  trimWorkflow(obj: MetaObject): WorkflowMeta;
+  podApi: PodApi;
+  readOwner: OwnerReader;
+}
+
+export function resourceApis(settings: Settings, client: ApiClient): ResourceApis {
+  const pods = new MetadataApi(client, PODS);
+  const workflows = new MetadataApi(client, settings.owner);
+  const trimOpts = { finalizer: settings.finalizer, conventions: settings.conventions, owner: settings.owner };
+  const trimPod = (obj: MetaObject) => toPodMeta(obj, trimOpts);
+  const trimWorkflow = (obj: MetaObject) => toWorkflowMeta(obj, settings.conventions);
+  return {
+    pods,
+    workflows,
+    trimPod,
+    trimWorkflow,
+    podApi: {
+      patch: (namespace, name, patch, priority, signal) => pods.patchMerge(namespace, name, patch, { signal, priority }),
+      read: async (namespace, name, priority, signal) => {
+        const obj = await pods.get(namespace, name, signal, priority);
+        return obj === null ? null : trimPod(obj);
+      },
+    },
+    readOwner: async (namespace, name, priority, signal) => {
+      const obj = await workflows.get(namespace, name, signal, priority);
+      return obj === null ? null : trimWorkflow(obj);
+    },
+  };
+}

@@ -1,0 +1,184 @@
+// Cleanup is the machinery the controller and the sweep share: the cleanup queue, owner
+// resolution, the reconcile step and the workers, plus the bookkeeping around them (when each
+// pod was first observed, when each key was queued, a log line and metrics per outcome). The
+// controller feeds it from watches; the sweep from one paginated list. Neither has a second
+// implementation of any rule.
+
+import { decide, isActionable, type Decision, type Policy, type WaitReason } from '../decide/decide.ts';
+import { OwnerResolver, type OwnerReader } from '../decide/owner-resolver.ts';
+import { objectKey, type PodMeta, type WorkflowMeta } from '../kube/objects.ts';
+import type { Settings } from '../config/settings.ts';
+import type { Metrics, RemovalResult } from '../metrics/metrics.ts';
+import type { Logger } from '../log.ts';
+import { PriorityQueue } from '../queue/priority-queue.ts';
+import { ExponentialBackoff } from '../queue/backoff.ts';
+import { Reconciler, type Outcome, type PodApi, type RemovalQuota } from '../work/reconcile.ts';
+import { classify } from '../work/classify.ts';
+import { runWorkers } from '../work/workers.ts';
+
+export interface CleanupOptions {
+  settings: Settings;
+  pods: { get(key: string): PodMeta | undefined };
+  workflows: { get(key: string): WorkflowMeta | undefined };
+  podApi: PodApi;
+  readOwner: OwnerReader;
+  metrics: Metrics;
+  logger: Logger;
+  /** The sweep's blast-radius limit. */
+  quota?: RemovalQuota;
+}
+
+/** Backoff for keys that keep failing: 100 ms doubling to 5 minutes. */
+const RETRY_BACKOFF = { baseMs: 100, capMs: 5 * 60_000, jitter: 0.2 };
+
+export class Cleanup {
+  readonly queue: PriorityQueue;
+  readonly owners: OwnerResolver;
+  readonly policy: Policy;
+  readonly #o: CleanupOptions;
+  readonly #reconciler: Reconciler;
+  /** Pod UID → when first observed, on the owner resolver's clock (see owner-resolver.ts). */
+  readonly #firstSeen = new Map<string, number>();
+  /** Key → when first queued, for the removal latency; cleared when the key's work ends. */
+  readonly #queuedAt = new Map<string, number>();
+
+  constructor(o: CleanupOptions) {
+    this.#o = o;
+    const s = o.settings;
+    this.policy = { finalizer: s.finalizer, forceAfterMs: s.forceAfterMs };
+    this.queue = new PriorityQueue({ observer: o.metrics.queue, backoff: new ExponentialBackoff(RETRY_BACKOFF) });
+    o.metrics.queue.trackProgress(this.queue);
+    this.owners = new OwnerResolver({
+      cache: { get: (namespace, name) => o.workflows.get(`${namespace}/${name}`) },
+      read: async (namespace, name, priority, signal) => {
+        try {
+          const wf = await o.readOwner(namespace, name, priority, signal);
+          o.metrics.ownerConfirmation(wf === null ? 'gone' : 'alive');
+          return wf;
+        } catch (err) {
+          o.metrics.ownerConfirmation('failed');
+          throw err;
+        }
+      },
+    });
+    this.#reconciler = new Reconciler({
+      pods: o.pods,
+      observedAt: (pod) => this.#firstSeen.get(pod.uid) ?? this.owners.now(),
+      owners: this.owners,
+      api: o.podApi,
+      classify,
+      policy: this.policy,
+      dryRun: s.dryRun,
+      reasons: s.reasons.length > 0 ? new Set(s.reasons) : null,
+      ...(o.quota !== undefined ? { quota: o.quota } : {}),
+    });
+  }
+
+  /** observe records a pod the cache just received and queues it if it may lose our finalizer. */
+  observe(pod: PodMeta): Decision {
+    if (!this.#firstSeen.has(pod.uid)) this.#firstSeen.set(pod.uid, this.owners.now());
+    return this.triage(pod);
+  }
+
+  /** forgetPod drops what is remembered of a deleted pod. */
+  forgetPod(pod: PodMeta): void {
+    this.#firstSeen.delete(pod.uid);
+  }
+
+  /** triage decides from the cache alone and queues what may be removed, at its urgency. */
+  triage(pod: PodMeta): Decision {
+    const d = decide(pod, this.owners.cachedState(pod), Date.now(), this.policy);
+    if (isActionable(d)) this.enqueue(objectKey(pod), d.priority);
+    return d;
+  }
+
+  enqueue(key: string, priority: number): void {
+    if (!this.#queuedAt.has(key)) this.#queuedAt.set(key, performance.now());
+    this.queue.add(key, priority);
+  }
+
+  /** waitingCounts tallies, over the given pods, why those with our finalizer keep it. */
+  waitingCounts(pods: Iterable<PodMeta>): Record<WaitReason, number> {
+    const counts: Record<WaitReason, number> = { 'owner-alive-unrecorded': 0, unattributable: 0 };
+    const now = Date.now();
+    for (const pod of pods) {
+      const d = decide(pod, this.owners.cachedState(pod), now, this.policy);
+      if (d.action === 'wait') counts[d.why]++;
+    }
+    return counts;
+  }
+
+  /** run works the queue until `stop` aborts (or the queue shuts down); `abort` cancels in-flight work. */
+  run(opts: { stop: AbortSignal; abort: AbortSignal; onOutcome?: (key: string, outcome: Outcome) => void; shouldRequeue?: (key: string) => boolean }): Promise<void> {
+    return runWorkers({
+      queue: this.queue,
+      workers: this.#o.settings.podCleanupWorkers,
+      reconcile: (key, priority, signal) => this.#reconciler.reconcile(key, priority, signal),
+      stop: opts.stop,
+      abort: opts.abort,
+      ...(opts.shouldRequeue !== undefined ? { shouldRequeue: opts.shouldRequeue } : {}),
+      onOutcome: (key, priority, outcome, seconds) => {
+        this.#account(key, priority, outcome, seconds);
+        opts.onOutcome?.(key, outcome);
+      },
+    });
+  }
+
+  #account(key: string, priority: number, outcome: Outcome, seconds: number): void {
+    const { metrics, logger } = this.#o;
+    if (outcome.conflicts > 0) for (let i = 0; i < outcome.conflicts; i++) metrics.conflict();
+    const queuedAt = this.#queuedAt.get(key);
+    const latency = queuedAt === undefined ? seconds : (performance.now() - queuedAt) / 1000;
+    if (outcome.kind !== 'retry') this.#queuedAt.delete(key);
+
+    const result = RESULT[outcome.kind];
+    const reason = 'reason' in outcome ? outcome.reason : null;
+    if (result !== null && reason !== null) metrics.removal(reason, result);
+    const fields = { pod: key, priority, ...describe(outcome), latencyMs: Math.round(latency * 1000) };
+    switch (outcome.kind) {
+      case 'removed':
+        metrics.removalLatency(outcome.reason, latency);
+        if (outcome.reason === 'stale') logger.warn(fields, 'finalizer removed by --force-after: the pod was Terminating too long');
+        else logger.info(fields, 'finalizer removed');
+        break;
+      case 'dry-run':
+        logger.info(fields, 'dry run: finalizer would be removed');
+        break;
+      case 'failed':
+        logger.error(fields, 'finalizer removal refused by the API server; dropped');
+        break;
+      case 'retry':
+        logger.warn(fields, 'finalizer removal will be retried');
+        break;
+      default:
+        logger.debug(fields, 'pod keeps its finalizer or is already done');
+    }
+  }
+}
+
+const RESULT: Record<Outcome['kind'], RemovalResult | null> = {
+  removed: 'removed',
+  'dry-run': 'dry_run',
+  'already-gone': 'already_gone',
+  kept: 'skipped',
+  retry: null,
+  failed: 'failed',
+};
+
+function describe(o: Outcome): Record<string, unknown> {
+  switch (o.kind) {
+    case 'removed':
+      return { reason: o.reason, attempts: o.attempts, conflicts: o.conflicts };
+    case 'dry-run':
+      return { reason: o.reason };
+    case 'already-gone':
+      return { reason: o.reason, conflicts: o.conflicts };
+    case 'kept':
+      return { reason: o.reason, why: o.why };
+    case 'retry':
+      return { reason: o.reason, error: o.error, retryAfterMs: o.afterMs, conflicts: o.conflicts };
+    case 'failed':
+      return { reason: o.reason, error: o.error, conflicts: o.conflicts };
+  }
+}
+

@@ -1,0 +1,168 @@
+// Controller is the long-running finalizer-sweeper: two metadata-only watch caches (owners, then
+// pods), event handlers that only compute a key and a priority, a periodic resync from memory,
+// and the shared Cleanup machinery worked while this replica leads.
+
+import type { Settings } from '../config/settings.ts';
+import type { Logger } from '../log.ts';
+import type { Metrics } from '../metrics/metrics.ts';
+import type { ApiClient } from '../kube/client.ts';
+import { objectKey, type PodMeta, type WorkflowMeta } from '../kube/objects.ts';
+import { Cleanup } from './cleanup.ts';
+import { significantOwnerChange, significantPodChange } from './event-filter.ts';
+import { Source, type PodSource, type WorkflowSource } from './sources.ts';
+import { resourceApis } from './api.ts';
+import { PodStore, Store } from '../cache/store.ts';
+
+/** How often pods_waiting is recounted from the cache. */
+const WAITING_RECOUNT_MS = 15_000;
+
+export class Controller {
+  readonly cleanup: Cleanup;
+  readonly #o: { settings: Settings; metrics: Metrics; logger: Logger };
+  readonly #pods: PodSource;
+  readonly #workflows: WorkflowSource;
+  /** Pods attributed by the workflow label only (no ownerReference): "namespace/workflow" → pod keys. */
+  readonly #byLabel = new Map<string, Set<string>>();
+
+  constructor(o: { settings: Settings; client: ApiClient; metrics: Metrics; logger: Logger }) {
+    this.#o = o;
+    const apis = resourceApis(o.settings, o.client);
+    const common = { settings: o.settings, metrics: o.metrics, logger: o.logger };
+    // Handlers only compute keys and enqueue; they run once the sources run, after this.cleanup exists.
+    this.#workflows = new Source({
+      ...common,
+      resource: 'workflows',
+      api: apis.workflows,
+      store: new Store<WorkflowMeta>(),
+      trim: apis.trimWorkflow,
+      handlers: {
+        onAdd: (wf) => this.#ownerChanged(wf),
+        onUpdate: (old, wf) => {
+          if (significantOwnerChange(old, wf)) this.#ownerChanged(wf);
+        },
+        onDelete: (wf) => {
+          // A DELETE event is confirmation enough: this UID is gone for good.
+          this.cleanup.owners.markGone(wf.uid);
+          this.#ownerChanged(wf);
+        },
+      },
+    });
+    this.#pods = new Source({
+      ...common,
+      resource: 'pods',
+      api: apis.pods,
+      store: new PodStore(),
+      trim: apis.trimPod,
+      labelSelector: o.settings.podSelector,
+      handlers: {
+        onAdd: (pod) => {
+          this.#indexLabel(pod, true);
+          this.cleanup.observe(pod);
+        },
+        onUpdate: (old, pod) => {
+          if (!significantPodChange(old, pod)) return;
+          this.#indexLabel(old, false);
+          this.#indexLabel(pod, true);
+          this.cleanup.observe(pod);
+        },
+        onDelete: (pod) => {
+          this.#indexLabel(pod, false);
+          this.cleanup.forgetPod(pod);
+        },
+      },
+    });
+    this.cleanup = new Cleanup({
+      settings: o.settings,
+      pods: this.#pods.store,
+      workflows: this.#workflows.store,
+      podApi: apis.podApi,
+      readOwner: apis.readOwner,
+      metrics: o.metrics,
+      logger: o.logger,
+    });
+    o.metrics.trackCache('pods', () => this.#pods.store.size);
+    o.metrics.trackCache('workflows', () => this.#workflows.store.size);
+  }
+
+  /** synced: both caches have finished their initial list. */
+  synced(): boolean {
+    return this.#workflows.hasSynced() && this.#pods.hasSynced();
+  }
+
+  /** watchesHealthy: synced, and no watch is in a failing state. */
+  watchesHealthy(): boolean {
+    return this.synced() && this.#workflows.healthy() && this.#pods.healthy();
+  }
+
+  /**
+   * runCaches lists and watches until the signal aborts: owners first, so that pods found on the
+   * first page of the pod list can be decided (and orphans queued) at once.
+   */
+  async runCaches(signal: AbortSignal): Promise<void> {
+    const workflows = this.#workflows.run(signal);
+    await this.#workflows.waitForSync(signal);
+    const pods = this.#pods.run(signal);
+    const recount = setInterval(() => this.#recountWaiting(), WAITING_RECOUNT_MS);
+    try {
+      await Promise.all([workflows, pods]);
+    } finally {
+      clearInterval(recount);
+    }
+  }
+
+  /**
+   * lead works the queue while this replica leads: a resync pass at once (events seen while
+   * following were queued, but a pass costs only memory), then one every resync period.
+   */
+  async lead(stop: AbortSignal, abort: AbortSignal): Promise<void> {
+    this.resync();
+    const resync = setInterval(() => this.resync(), this.#o.settings.resyncPeriodMs);
+    try {
+      await this.cleanup.run({ stop, abort });
+    } finally {
+      clearInterval(resync);
+    }
+  }
+
+  /** resync re-decides every cached pod that still carries our finalizer, from memory. */
+  resync(): void {
+    let queued = 0;
+    for (const pod of this.#pods.store.values()) {
+      if (!pod.finalizers.includes(this.#o.settings.finalizer)) continue;
+      const d = this.cleanup.triage(pod);
+      if (d.action === 'remove' || d.action === 'verify') queued++;
+    }
+    this.#o.logger.debug({ queued, cached: this.#pods.store.size }, 'resync');
+    this.#recountWaiting();
+  }
+
+  #recountWaiting(): void {
+    this.#o.metrics.podsWaiting(this.cleanup.waitingCounts(this.#pods.store.values()));
+  }
+
+  /** #ownerChanged re-triages the pods of an owner whose state may have changed their decision. */
+  #ownerChanged(wf: WorkflowMeta): void {
+    if (!this.#pods.hasStarted()) return; // the initial pod list will decide them
+    for (const key of this.#pods.store.podsOf(wf.uid)) this.#retriage(key);
+    for (const key of this.#byLabel.get(objectKey(wf)) ?? []) this.#retriage(key);
+  }
+
+  #retriage(key: string): void {
+    const pod = this.#pods.store.get(key);
+    if (pod !== undefined) this.cleanup.triage(pod);
+  }
+
+  #indexLabel(pod: PodMeta, add: boolean): void {
+    if (pod.owner !== null || pod.workflowLabel === null) return;
+    const owner = `${pod.namespace}/${pod.workflowLabel}`;
+    const key = objectKey(pod);
+    let set = this.#byLabel.get(owner);
+    if (add) {
+      if (set === undefined) this.#byLabel.set(owner, (set = new Set()));
+      set.add(key);
+    } else if (set !== undefined) {
+      set.delete(key);
+      if (set.size === 0) this.#byLabel.delete(owner);
+    }
+  }
+}

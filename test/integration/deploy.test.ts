@@ -6,9 +6,9 @@
 // one allows everything. Needs kubectl with kustomize v5 on PATH.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { dirname, join, matchesGlob, relative } from 'node:path';
 import { after, before, test } from 'node:test';
 import { loadAll } from 'js-yaml';
 import yargs from 'yargs';
@@ -358,6 +358,21 @@ for (const { flavour, account, scope } of RBAC_CASES) {
   });
 }
 
+// --- the image ------------------------------------------------------------------------------
+
+test('the image holds every file the CLI loads, and every package the CLI imports is a runtime dependency', async () => {
+  const { files, packages } = await moduleGraph('src/cli.ts');
+  const ignore = await readFile(join(REPO, '.dockerignore'), 'utf8');
+  const copied = (await readFile(join(REPO, 'deploy', 'Dockerfile'), 'utf8'))
+    .split('\n')
+    .flatMap((line) => /^COPY (?!--)(.+) \S+$/.exec(line)?.[1]?.split(/\s+/) ?? []);
+  const pkg = JSON.parse(await readFile(join(REPO, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+
+  const missing = files.filter((f) => !inBuildContext(f, ignore) || !copied.some((c) => f === c || f.startsWith(`${c}/`)));
+  assert.deepEqual(missing, [], 'left out of the image');
+  assert.deepEqual(packages.filter((p) => !(p in pkg.dependencies)), [], 'not installed by npm ci --omit=dev');
+});
+
 // --- helpers --------------------------------------------------------------------------------
 
 /** SERVICE_MONITOR_CRD is the Prometheus Operator's CRD reduced to its names: no schema is checked. */
@@ -478,6 +493,44 @@ async function containerSettings(objects: KubeObject[], owner: Deployment): Prom
   assert.ok(text !== undefined, `the ConfigMap should hold ${configArg}`);
 
   return resolveSettings({ argv, env, command: 'controller', file: parseConfigText(text, configArg) });
+}
+
+/**
+ * moduleGraph follows the runtime imports (static, dynamic and re-exports; not `import type`)
+ * from a repo file: the repo files reached, and the npm packages named. Text-based: an import
+ * inside a comment counts too, which can only make the check stricter.
+ */
+async function moduleGraph(entry: string): Promise<{ files: string[]; packages: string[] }> {
+  const files = new Set<string>();
+  const packages = new Set<string>();
+  const pending = [entry];
+  const IMPORT = /^\s*(?:import|export)\s+(?!type\b)(?:[^'";]*?\sfrom\s+)?['"]([^'"]+)['"]|\bimport\(\s*['"]([^'"]+)['"]\s*\)/gm;
+  for (let file = pending.pop(); file !== undefined; file = pending.pop()) {
+    if (files.has(file)) continue;
+    files.add(file);
+    if (!file.endsWith('.ts')) continue;
+    for (const match of (await readFile(join(REPO, file), 'utf8')).matchAll(IMPORT)) {
+      const specifier = match[1] ?? match[2] ?? '';
+      if (specifier.startsWith('.')) pending.push(join(dirname(file), specifier));
+      else if (!specifier.startsWith('node:')) packages.add(specifier.split('/').slice(0, specifier.startsWith('@') ? 2 : 1).join('/'));
+    }
+  }
+  return { files: [...files].sort(), packages: [...packages].sort() };
+}
+
+/** inBuildContext applies .dockerignore as Docker does: the last matching line wins, a directory covers its contents. */
+function inBuildContext(file: string, dockerignore: string): boolean {
+  let included = true;
+  for (const raw of dockerignore.split('\n')) {
+    const line = raw.trim();
+    if (line === '' || line.startsWith('#')) continue;
+    const negated = line.startsWith('!');
+    const pattern = line.replace(/^!/, '').replace(/^\/|\/$/g, '');
+    const parts = file.split('/');
+    const matches = parts.some((_, i) => matchesGlob(parts.slice(0, i + 1).join('/'), pattern));
+    if (matches) included = negated;
+  }
+  return included;
 }
 
 function pick<T extends object, K extends keyof T>(o: T, keys: K[]): Pick<T, K> {

@@ -8,6 +8,7 @@ import type { Metrics } from '../metrics/metrics.ts';
 import type { ApiClient } from '../kube/client.ts';
 import { objectKey, type PodMeta, type WorkflowMeta } from '../kube/objects.ts';
 import { Cleanup } from './cleanup.ts';
+import { isActionable, PRIORITY, staleInMs, type Decision } from '../decide/decide.ts';
 import { significantOwnerChange, significantPodChange } from './event-filter.ts';
 import { Source, type PodSource, type WorkflowSource } from './sources.ts';
 import { resourceApis } from './api.ts';
@@ -57,13 +58,13 @@ export class Controller {
       handlers: {
         onAdd: (pod) => {
           this.#indexLabel(pod, true);
-          this.cleanup.observe(pod);
+          this.#recheckWhenStale(pod, this.cleanup.observe(pod));
         },
         onUpdate: (old, pod) => {
           if (!significantPodChange(old, pod)) return;
           this.#indexLabel(old, false);
           this.#indexLabel(pod, true);
-          this.cleanup.observe(pod);
+          this.#recheckWhenStale(pod, this.cleanup.observe(pod));
         },
         onDelete: (pod) => {
           this.#indexLabel(pod, false);
@@ -130,7 +131,8 @@ export class Controller {
     for (const pod of this.#pods.store.values()) {
       if (!pod.finalizers.includes(this.#o.settings.finalizer)) continue;
       const d = this.cleanup.triage(pod);
-      if (d.action === 'remove' || d.action === 'verify') queued++;
+      this.#recheckWhenStale(pod, d);
+      if (isActionable(d)) queued++;
     }
     this.#o.logger.debug({ queued, cached: this.#pods.store.size }, 'resync');
     this.#recountWaiting();
@@ -149,7 +151,17 @@ export class Controller {
 
   #retriage(key: string): void {
     const pod = this.#pods.store.get(key);
-    if (pod !== undefined) this.cleanup.triage(pod);
+    if (pod !== undefined) this.#recheckWhenStale(pod, this.cleanup.triage(pod));
+  }
+
+  /**
+   * #recheckWhenStale queues a waiting Terminating pod for the moment --force-after makes it
+   * stale: no event will announce that moment.
+   */
+  #recheckWhenStale(pod: PodMeta, d: Decision): void {
+    if (d.action !== 'wait' || d.why !== 'owner-alive-unrecorded') return;
+    const due = staleInMs(pod, Date.now(), this.cleanup.policy);
+    if (due !== null) this.cleanup.queue.addAfter(objectKey(pod), PRIORITY.stale, due);
   }
 
   #indexLabel(pod: PodMeta, add: boolean): void {

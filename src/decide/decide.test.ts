@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { decide, isActionable, type Decision, type OwnerState, type Policy } from './decide.ts';
+import { decide, isActionable, staleInMs, type Decision, type OwnerState, type Policy } from './decide.ts';
 import type { PodMeta } from '../kube/objects.ts';
 
 const OURS = 'workflows.argoproj.io/status';
@@ -100,4 +100,21 @@ test('isActionable: remove and verify enter the queue, wait and none do not', ()
   assert.equal(isActionable({ action: 'verify', priority: 0 }), true);
   assert.equal(isActionable({ action: 'wait', why: 'unattributable' }), false);
   assert.equal(isActionable({ action: 'none' }), false);
+});
+
+test('staleInMs: a Terminating pod becomes stale just past --force-after, and decide agrees then', () => {
+  const p = pod({ deletionTimestamp: terminatingFor(4 * MINUTE) });
+  const wait = staleInMs(p, NOW, forceAfter10m);
+  assert.equal(wait, 6 * MINUTE + 1);
+  assert.equal(decide(p, alive, NOW + (wait as number) - 1, forceAfter10m).action, 'wait');
+  assert.equal(decide(p, alive, NOW + (wait as number), forceAfter10m).action, 'remove');
+});
+
+test('staleInMs: never, without --force-after or for a pod that is not Terminating', () => {
+  assert.equal(staleInMs(pod({ deletionTimestamp: terminatingFor(1) }), NOW, strict), null);
+  assert.equal(staleInMs(pod(), NOW, forceAfter10m), null);
+});
+
+test('staleInMs: a pod already past the limit is due at once', () => {
+  assert.equal(staleInMs(pod({ deletionTimestamp: terminatingFor(60 * MINUTE) }), NOW, forceAfter10m), 1);
 });

@@ -92,6 +92,15 @@ function isStale(pod: PodMeta, now: number, policy: Policy): boolean {
   return policy.forceAfterMs !== null && pod.deletionTimestamp !== null && now - pod.deletionTimestamp > policy.forceAfterMs;
 }
 
+/**
+ * staleInMs is how long until a Terminating pod becomes `stale` (just past the limit), or null
+ * when it never will (no --force-after, or not Terminating).
+ */
+export function staleInMs(pod: PodMeta, now: number, policy: Policy): number | null {
+  if (policy.forceAfterMs === null || pod.deletionTimestamp === null) return null;
+  return Math.max(0, pod.deletionTimestamp + policy.forceAfterMs - now) + 1;
+}
+
 /** isActionable tells whether a decision should put the pod in the cleanup queue. */
 export function isActionable(d: Decision): d is Extract<Decision, { priority: number }> {
   return d.action === 'remove' || d.action === 'verify';

@@ -9,14 +9,16 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, matchesGlob, relative } from 'node:path';
-import { after, before, test } from 'node:test';
+import { after, before, test, type TestContext } from 'node:test';
 import { loadAll } from 'js-yaml';
 import yargs from 'yargs';
 import { defineControllerOptions, resolveSettings } from '../../src/config/index.ts';
 import { parseConfigText } from '../../src/config/file.ts';
 import type { Settings } from '../../src/config/settings.ts';
 import { startControlPlane, type ControlPlane } from '../../src/testbed/control-plane.ts';
+import { Cluster } from '../../src/testbed/cluster.ts';
 import { loadWorkflowCrd } from '../../src/testbed/crds.ts';
+import { newPod, newWorkflow } from '../../src/testbed/fixtures.ts';
 
 const REPO = join(import.meta.dirname, '..', '..');
 const FLAVOURS = {
@@ -347,14 +349,50 @@ for (const { flavour, account, scope } of RBAC_CASES) {
   test(`${FLAVOURS[flavour]} grants its service account exactly what the controller uses (${scope})`, async (t) => {
     const rendered = await render(FLAVOURS[flavour]);
     const namespace = podOwner(rendered.objects).metadata.namespace ?? '';
-    await ensureNamespaces(rendered.objects);
-    await kubectl(['apply', '-f', '-'], rendered.yaml);
-    // The flavours share cluster-wide names (ClusterRole finalizer-sweeper): remove them again.
-    t.after(() => kubectl(['delete', '--ignore-not-found', '-f', '-'], withoutNamespaces(rendered.objects)));
+    await applyUntilTestEnds(t, rendered);
 
     const answers = await permissions(namespace, account);
 
     assert.deepEqual(answers, expectedPermissions(scope));
+  });
+}
+
+// --- the real controller, with nothing but the flavour's permissions ------------------------
+
+const CONTROLLER_CASES: { flavour: Flavour; account: string; workIn: 'its namespace' | 'another namespace' }[] = [
+  { flavour: 'standalone', account: 'finalizer-sweeper', workIn: 'another namespace' },
+  { flavour: 'namespaced', account: 'finalizer-sweeper', workIn: 'its namespace' },
+];
+
+for (const { flavour, account, workIn } of CONTROLLER_CASES) {
+  test(`the controller, run as ${FLAVOURS[flavour]} runs it, takes its Lease and frees an orphaned pod in ${workIn}`, async (t) => {
+    const rendered = await render(FLAVOURS[flavour]);
+    const owner = podOwner(rendered.objects);
+    const namespace = owner.metadata.namespace ?? '';
+    await applyUntilTestEnds(t, rendered);
+    const cluster = new Cluster({ server: plane.server, caData: plane.caData, token: plane.token });
+    t.after(() => cluster.close());
+    const workNamespace = workIn === 'its namespace' ? namespace : `workflows-${flavour}`;
+    if (workIn !== 'its namespace') {
+      await cluster.createNamespace(workNamespace);
+      t.after(() => cluster.deleteNamespace(workNamespace));
+    }
+    const wf = await cluster.createWorkflow(newWorkflow({ namespace: workNamespace, name: 'wf' }));
+    await cluster.createPod(newPod({ namespace: workNamespace, name: 'wf-step', workflow: { name: 'wf', uid: wf.metadata.uid ?? '' } }));
+    const controller = await startController(t, containerLaunch(rendered.objects, owner), await serviceAccountKubeconfig(t, namespace, account));
+
+    await cluster.deleteWorkflow(workNamespace, 'wf');
+
+    await cluster
+      .waitFor(async () => (await cluster.getPod(workNamespace, 'wf-step')) === null, 60_000, 'the pod to be freed and deleted')
+      .catch((err: unknown) => {
+        throw new Error(`${String(err)}; the controller's last output:\n${controller.output().slice(-4000)}`);
+      });
+    const lease = await cluster.client.call<{ spec?: { holderIdentity?: string } }>(
+      'GET', `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/finalizer-sweeper`,
+    );
+    assert.ok(lease.spec?.holderIdentity, 'the controller should hold its Lease');
+    assert.doesNotMatch(controller.output(), /forbidden|\b403\b/i);
   });
 }
 
@@ -455,23 +493,20 @@ function ourContainer(d: Deployment): Container {
   return container;
 }
 
-/**
- * containerSettings loads Settings as the container would: its args through the CLI's own flag
- * definitions, its environment with field references resolved, and the config file it mounts,
- * taken from the rendered ConfigMap.
- */
-async function containerSettings(objects: KubeObject[], owner: Deployment): Promise<Settings> {
-  const container = ourContainer(owner);
-  const [command, ...flags] = container.args ?? [];
-  assert.equal(command, 'controller');
-  const argv = await defineControllerOptions(yargs(flags))
-    .strict()
-    .exitProcess(false)
-    .fail((message, err) => {
-      throw err ?? new Error(message);
-    })
-    .parseAsync();
+/** Launch is how the kubelet would start our container: its args, environment and config file. */
+interface Launch {
+  args: string[];
+  env: Record<string, string>;
+  configPath: string;
+  configText: string;
+}
 
+/**
+ * containerLaunch reads our container as the kubelet would run it: args as written, environment
+ * with field references resolved, and the config file it mounts, taken from the rendered ConfigMap.
+ */
+function containerLaunch(objects: KubeObject[], owner: Deployment): Launch {
+  const container = ourContainer(owner);
   const fieldValues: Record<string, string> = { 'metadata.namespace': owner.metadata.namespace ?? '' };
   const env = Object.fromEntries(
     (container.env ?? []).map((e) => {
@@ -481,18 +516,32 @@ async function containerSettings(objects: KubeObject[], owner: Deployment): Prom
       return [e.name, value];
     }),
   );
-
-  const configArg = String(argv['config']);
-  const mount = container.volumeMounts?.find((m) => configArg.startsWith(`${m.mountPath}/`));
-  assert.ok(mount, `--config ${configArg} should lie in a mounted volume`);
+  const configPath = (container.args ?? []).find((a) => a.startsWith('--config='))?.slice('--config='.length) ?? '';
+  const mount = container.volumeMounts?.find((m) => configPath.startsWith(`${m.mountPath}/`));
+  assert.ok(mount, `--config=${configPath} should lie in a mounted volume`);
   const volume = owner.spec.template.spec.volumes?.find((v) => v.name === mount.name);
   const configMap = find(objects, 'ConfigMap', volume?.configMap?.name ?? '(no ConfigMap volume)') as KubeObject & {
     data: Record<string, string>;
   };
-  const text = configMap.data[configArg.slice(mount.mountPath.length + 1)];
-  assert.ok(text !== undefined, `the ConfigMap should hold ${configArg}`);
+  const configText = configMap.data[configPath.slice(mount.mountPath.length + 1)];
+  assert.ok(configText !== undefined, `the ConfigMap should hold ${configPath}`);
+  return { args: container.args ?? [], env, configPath, configText };
+}
 
-  return resolveSettings({ argv, env, command: 'controller', file: parseConfigText(text, configArg) });
+/** containerSettings loads Settings from a Launch through the CLI's own flag definitions and loader. */
+async function containerSettings(objects: KubeObject[], owner: Deployment): Promise<Settings> {
+  const launch = containerLaunch(objects, owner);
+  const [command, ...flags] = launch.args;
+  assert.equal(command, 'controller');
+  const argv = await defineControllerOptions(yargs(flags))
+    .strict()
+    .exitProcess(false)
+    .fail((message, err) => {
+      throw err ?? new Error(message);
+    })
+    .parseAsync();
+  const file = parseConfigText(launch.configText, launch.configPath);
+  return resolveSettings({ argv, env: launch.env, command: 'controller', file });
 }
 
 /**
@@ -535,6 +584,62 @@ function inBuildContext(file: string, dockerignore: string): boolean {
 
 function pick<T extends object, K extends keyof T>(o: T, keys: K[]): Pick<T, K> {
   return Object.fromEntries(keys.map((k) => [k, o[k]])) as Pick<T, K>;
+}
+
+/** applyUntilTestEnds applies the objects for real, and deletes all but the Namespaces when the test ends. */
+async function applyUntilTestEnds(t: TestContext, rendered: Rendered): Promise<void> {
+  await ensureNamespaces(rendered.objects);
+  await kubectl(['apply', '-f', '-'], rendered.yaml);
+  // The flavours share cluster-wide names (ClusterRole finalizer-sweeper): remove them again.
+  t.after(() => kubectl(['delete', '--ignore-not-found', '-f', '-'], withoutNamespaces(rendered.objects)));
+}
+
+/** serviceAccountKubeconfig writes a kubeconfig that authenticates with a token of the service account. */
+async function serviceAccountKubeconfig(t: TestContext, namespace: string, account: string): Promise<string> {
+  const { stdout: token } = await kubectl(['create', 'token', account, '-n', namespace]);
+  const dir = await mkdtemp(join(tmpdir(), 'finalizer-sweeper-sa-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const path = join(dir, 'kubeconfig.yaml');
+  const kubeconfig = {
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [{ name: 'test', cluster: { server: plane.server, 'certificate-authority-data': plane.caData } }],
+    users: [{ name: account, user: { token: token.trim() } }],
+    contexts: [{ name: 'test', context: { cluster: 'test', user: account, namespace } }],
+    'current-context': 'test',
+  };
+  await writeFile(path, JSON.stringify(kubeconfig));
+  return path;
+}
+
+/**
+ * startController runs `node src/cli.ts` as the container would, with its args, environment and
+ * config file, plus a kubeconfig and loopback bind addresses (later flags win). It is stopped
+ * with SIGTERM, by PID, when the test ends.
+ */
+async function startController(t: TestContext, launch: Launch, kubeconfig: string): Promise<{ output(): string }> {
+  const dir = await mkdtemp(join(tmpdir(), 'finalizer-sweeper-config-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const configPath = join(dir, 'finalizer-sweeper.yaml');
+  await writeFile(configPath, launch.configText);
+  const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('FINALIZER_SWEEPER_')));
+  const args = [
+    'src/cli.ts', ...launch.args,
+    `--config=${configPath}`, `--kubeconfig=${kubeconfig}`,
+    '--metrics-bind-address=127.0.0.1:0', '--health-probe-bind-address=127.0.0.1:0',
+  ];
+  const child = spawn(process.execPath, args, { cwd: REPO, env: { ...inherited, ...launch.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.setEncoding('utf8').on('data', (d: string) => (output += d));
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (output += d));
+  const exited = new Promise<void>((resolve) => child.on('close', () => resolve()));
+  t.after(async () => {
+    child.kill('SIGTERM');
+    const killer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+    await exited;
+    clearTimeout(killer);
+  });
+  return { output: () => output };
 }
 
 /** ensureNamespaces creates the namespaces the objects live in; dry runs do not create them. */

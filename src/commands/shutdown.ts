@@ -6,18 +6,24 @@
 
 import type { Logger } from '../log.ts';
 
+/** After cancelling in-flight work, how long the process may still take before it is made to exit. */
+const HARD_EXIT_GRACE_MS = 5_000;
+
 export class Shutdown {
   readonly #stop = new AbortController();
   readonly #abort = new AbortController();
   readonly #signals: NodeJS.Signals[];
   readonly #onSignal: (signal: NodeJS.Signals) => void;
-  #timer: NodeJS.Timeout | null = null;
+  readonly #logger: Logger;
+  readonly #exit: (code: number) => void;
+  #timers: NodeJS.Timeout[] = [];
   /** The signal that started the shutdown, if one did. */
   received: NodeJS.Signals | null = null;
 
   constructor(o: { timeoutMs: number; logger: Logger; signals?: NodeJS.Signals[]; exit?: (code: number) => void }) {
     this.#signals = o.signals ?? ['SIGTERM', 'SIGINT'];
-    const exit = o.exit ?? ((code: number) => process.exit(code));
+    this.#logger = o.logger;
+    const exit = (this.#exit = o.exit ?? ((code: number) => process.exit(code)));
     this.#onSignal = (signal) => {
       if (this.received !== null) {
         o.logger.warn({ signal }, 'second signal: exiting at once');
@@ -41,17 +47,31 @@ export class Shutdown {
     return this.#abort.signal;
   }
 
-  /** begin starts a shutdown as a signal would (also used when the work is simply done). */
+  /**
+   * begin starts a shutdown as a signal would. At the timeout in-flight work is cancelled; if
+   * something still holds the process a few seconds later, it exits anyway rather than hang.
+   */
   begin(timeoutMs: number): void {
     if (this.#stop.signal.aborted) return;
     this.#stop.abort(new Error('shutting down'));
-    this.#timer = setTimeout(() => this.#abort.abort(new Error('shutdown timeout')), timeoutMs);
-    this.#timer.unref();
+    this.#later(timeoutMs, () => {
+      this.#logger.warn({ timeoutMs }, 'shutdown timeout: cancelling in-flight work');
+      this.#abort.abort(new Error('shutdown timeout'));
+      this.#later(HARD_EXIT_GRACE_MS, () => {
+        this.#logger.error({}, 'shutdown did not finish after cancelling in-flight work: exiting');
+        this.#exit(1);
+      });
+    });
   }
 
-  /** dispose removes the signal handlers and the timer. */
+  /** dispose removes the signal handlers and the timers. */
   dispose(): void {
     for (const s of this.#signals) process.off(s, this.#onSignal);
-    if (this.#timer !== null) clearTimeout(this.#timer);
+    for (const t of this.#timers) clearTimeout(t);
+  }
+
+  #later(ms: number, fn: () => void): void {
+    // unref: a finished shutdown must not wait for these.
+    this.#timers.push(setTimeout(fn, ms).unref());
   }
 }

@@ -1,0 +1,45 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Shutdown } from './shutdown.ts';
+import { silentLogger } from '../log.ts';
+
+// SIGUSR2 stands in for SIGTERM so the test runner's own handlers are not involved.
+const SIGNAL: NodeJS.Signals = 'SIGUSR2';
+
+test('Shutdown: the first signal stops new work at once and cancels in-flight work only after the timeout', async () => {
+  const s = new Shutdown({ timeoutMs: 50, logger: silentLogger(), signals: [SIGNAL], exit: () => assert.fail('must not exit') });
+  try {
+    process.kill(process.pid, SIGNAL);
+    await sleep(10);
+    assert.equal(s.stop.aborted, true);
+    assert.equal(s.abort.aborted, false);
+    assert.equal(s.received, SIGNAL);
+    await sleep(100);
+    assert.equal(s.abort.aborted, true);
+  } finally {
+    s.dispose();
+  }
+});
+
+test('Shutdown: a second signal exits at once', async () => {
+  const exits: number[] = [];
+  const s = new Shutdown({ timeoutMs: 10_000, logger: silentLogger(), signals: [SIGNAL], exit: (code) => exits.push(code) });
+  try {
+    process.kill(process.pid, SIGNAL);
+    await sleep(10);
+    process.kill(process.pid, SIGNAL);
+    await sleep(10);
+    assert.equal(exits.length, 1);
+  } finally {
+    s.dispose();
+  }
+});
+
+test('Shutdown: dispose removes the handlers, so a later signal is not taken', async () => {
+  const before = process.listenerCount(SIGNAL);
+  const s = new Shutdown({ timeoutMs: 10_000, logger: silentLogger(), signals: [SIGNAL] });
+  assert.equal(process.listenerCount(SIGNAL), before + 1);
+  s.dispose();
+  assert.equal(process.listenerCount(SIGNAL), before);
+});

@@ -1,0 +1,135 @@
+// finalizer-sweeper as the benchmark runs it: the real CLI (`node src/cli.ts`), in a process of
+// its own, exactly as a user starts it. Its API requests and queue adds are read from its own
+// /metrics endpoint; its CPU time and RSS from /proc.
+import { fileURLToPath } from 'node:url';
+import { freePort } from '../../src/testbed/control-plane-files.ts';
+import { startNode, type Child } from '../lib/child.ts';
+import { scrape, type Scrape } from '../lib/prom.ts';
+
+const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
+
+/** Config is one way of running it: defaults, or the flags of a tuning. */
+export interface Config {
+  label: string;
+  flags: string[];
+}
+
+export const DEFAULTS: Config = { label: 'finalizer-sweeper (defaults)', flags: [] };
+
+/**
+ * TUNED lifts the API budget (default 100/s, burst 200) far above what this API server can take,
+ * so that the server sets the pace; 16 workers match the concurrency at which the ceiling levels
+ * off; warn-level logs drop the info line per removal.
+ */
+export const TUNED: Config = {
+  label: 'finalizer-sweeper (tuned)',
+  flags: ['--kube-api-qps', '5000', '--kube-api-burst', '5000', '--pod-cleanup-workers', '16', '--log-level', 'warn'],
+};
+
+/** workersOf is the worker count a config runs with (the ceiling runs at the same concurrency). */
+export function workersOf(c: Config): number {
+  const i = c.flags.indexOf('--pod-cleanup-workers');
+  return i >= 0 ? Number(c.flags[i + 1]) : 8;
+}
+
+/** RunningController is a started controller process. */
+export interface RunningController {
+  child: Child;
+  metrics(): Promise<Scrape>;
+  /** waitReady waits for /readyz (caches synced, watches healthy). */
+  waitReady(timeoutMs: number): Promise<void>;
+  /** ready answers whether /readyz says 200 now. */
+  ready(): Promise<boolean>;
+  stop(): Promise<void>;
+}
+
+export interface ControllerOptions {
+  kubeconfig: string;
+  namespace: string;
+  config: Config;
+  extraFlags?: string[];
+}
+
+/** startController starts `finalizer-sweeper controller` for one namespace, without leader election. */
+export async function startController(o: ControllerOptions): Promise<RunningController> {
+  const [metricsPort, healthPort] = [await freePort(), await freePort()];
+  const child = startNode('controller', CLI, [
+    'controller',
+    '--kubeconfig', o.kubeconfig,
+    '--namespace', o.namespace,
+    '--leader-elect=false',
+    '--metrics-bind-address', `127.0.0.1:${metricsPort}`,
+    '--health-probe-bind-address', `127.0.0.1:${healthPort}`,
+    ...o.config.flags,
+    ...(o.extraFlags ?? []),
+  ]);
+  const ready = async (): Promise<boolean> => {
+    try {
+      const res = await fetch(`http://127.0.0.1:${healthPort}/readyz`, { signal: AbortSignal.timeout(2_000) });
+      await res.arrayBuffer();
+      return res.status === 200;
+    } catch {
+      return false;
+    }
+  };
+  return {
+    child,
+    metrics: () => scrape(`http://127.0.0.1:${metricsPort}/metrics`),
+    ready,
+    waitReady: async (timeoutMs) => {
+      let exited: number | string | null = null;
+      void child.exited.then((how) => (exited = how));
+      const deadline = performance.now() + timeoutMs;
+      while (!(await ready())) {
+        if (exited !== null) throw new Error(`the controller exited (${exited}) before it was ready:\n${child.tail()}`);
+        if (performance.now() > deadline) throw new Error(`the controller was not ready after ${timeoutMs} ms:\n${child.tail()}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    },
+    stop: async () => {
+      await child.stop();
+    },
+  };
+}
+
+/** apiRequests sums finalizer_sweeper_api_requests_total, optionally for one verb. */
+export function apiRequests(s: Scrape, verb?: string): number {
+  return s.sum('finalizer_sweeper_api_requests_total', verb === undefined ? {} : { verb });
+}
+
+/** queueAdds is client-go's workqueue_adds_total of the cleanup queue. */
+export function queueAdds(s: Scrape): number {
+  return s.sum('workqueue_adds_total');
+}
+
+export interface SweepRun {
+  exitCode: number | string;
+  /** report is the parsed `--output json` report, or null if stdout held none. */
+  report: unknown;
+  seconds: number;
+  cpuSeconds: number | null;
+  tail: string;
+}
+
+/** runSweep runs `finalizer-sweeper sweep` over one namespace and waits for it to exit. */
+export async function runSweep(o: { kubeconfig: string; namespace: string; config: Config; timeoutMs: number }): Promise<SweepRun> {
+  const started = performance.now();
+  const child = startNode('sweep', CLI, ['sweep', '--kubeconfig', o.kubeconfig, '--namespace', o.namespace, '--output', 'json', ...o.config.flags]);
+  // The process's CPU time can only be read while it lives: sample it until it exits.
+  let cpuSeconds: number | null = null;
+  const sampler = setInterval(() => (cpuSeconds = child.cpuSeconds() ?? cpuSeconds), 50);
+  const timer = setTimeout(() => void child.stop(), o.timeoutMs);
+  try {
+    const exitCode = await child.exited;
+    let report: unknown = null;
+    try {
+      report = JSON.parse(child.stdoutLines.join('\n'));
+    } catch {
+      report = null;
+    }
+    return { exitCode, report, seconds: (performance.now() - started) / 1000, cpuSeconds, tail: child.tail() };
+  } finally {
+    clearInterval(sampler);
+    clearTimeout(timer);
+  }
+}

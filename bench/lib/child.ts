@@ -1,0 +1,127 @@
+// Child processes of the benchmark (the controller, the sweep, the argo-style reproduction, the
+// full-object informer): each contender runs in a process of its own, so that its CPU time and
+// memory can be read from /proc without the benchmark's own work mixed in. Children are stopped
+// by PID, and killed if the benchmark exits first.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+
+/** Child is a running Node program started by the benchmark. */
+export interface Child {
+  readonly name: string;
+  readonly pid: number;
+  /** exited resolves with the exit code (or the signal's name) once the process is gone. */
+  readonly exited: Promise<number | string>;
+  /** stdoutLines are the complete lines written to stdout so far. */
+  readonly stdoutLines: string[];
+  /** onLine hears every stdout line from now on. */
+  onLine(listener: (line: string) => void): void;
+  /** tail is the last output (stdout and stderr), for error messages. */
+  tail(): string;
+  /** cpuSeconds is user plus system CPU time so far, from /proc/PID/stat; null once gone. */
+  cpuSeconds(): number | null;
+  /** rssBytes is the resident set size now, from /proc/PID/status; null once gone. */
+  rssBytes(): number | null;
+  /** stop sends TERM, then KILL after `graceMs`, and waits for the exit. */
+  stop(graceMs?: number): Promise<number | string>;
+}
+
+const live = new Map<number, ChildProcess>();
+let hooked = false;
+
+// Linux's USER_HZ: /proc reports CPU times in these ticks; 100 on every mainstream kernel.
+const TICKS_PER_SECOND = 100;
+const TAIL_CHARS = 4000;
+
+/** startNode runs `node script args…` with the benchmark's own Node binary. */
+export function startNode(name: string, script: string, args: string[], env: NodeJS.ProcessEnv = process.env): Child {
+  hookExit();
+  const child = spawn(process.execPath, [script, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env });
+  if (child.pid === undefined) throw new Error(`cannot start ${name}`);
+  const pid = child.pid;
+  live.set(pid, child);
+  const stdoutLines: string[] = [];
+  const listeners: ((line: string) => void)[] = [];
+  let tail = '';
+  let partial = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    const text = chunk.toString('utf8');
+    tail = (tail + text).slice(-TAIL_CHARS);
+    const lines = (partial + text).split('\n');
+    partial = lines.pop() ?? '';
+    for (const line of lines) {
+      stdoutLines.push(line);
+      for (const l of listeners) l(line);
+    }
+  });
+  child.stderr.on('data', (chunk: Buffer) => {
+    tail = (tail + chunk.toString('utf8')).slice(-TAIL_CHARS);
+  });
+  const exited = new Promise<number | string>((resolve) => {
+    child.once('error', (err) => resolve(`error: ${err.message}`));
+    child.once('exit', (code, signal) => {
+      live.delete(pid);
+      resolve(signal ?? code ?? 'unknown');
+    });
+  });
+  let gone = false;
+  void exited.then(() => (gone = true));
+  return {
+    name,
+    pid,
+    exited,
+    stdoutLines,
+    onLine: (l) => listeners.push(l),
+    tail: () => tail,
+    cpuSeconds: () => (gone ? null : cpuSecondsOf(pid)),
+    rssBytes: () => (gone ? null : rssBytesOf(pid)),
+    stop: async (graceMs = 10_000) => {
+      if (gone) return exited;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+      try {
+        return await exited;
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+  };
+}
+
+/** cpuSecondsOf reads utime + stime of a process (fields 14 and 15 of /proc/PID/stat). */
+export function cpuSecondsOf(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) may hold spaces and parentheses: count fields after the last ')'.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+  } catch {
+    return null;
+  }
+}
+
+/** rssBytesOf reads VmRSS of a process from /proc/PID/status. */
+export function rssBytesOf(pid: number): number | null {
+  try {
+    const m = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) * 1024 : null;
+  } catch {
+    return null;
+  }
+}
+
+// A benchmark interrupted half-way must not leave controllers running against a dead API server.
+function hookExit(): void {
+  if (hooked) return;
+  hooked = true;
+  const killAll = (): void => {
+    for (const child of live.values()) child.kill('SIGKILL');
+  };
+  process.once('exit', killAll);
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(sig, () => {
+      killAll();
+      // exit() runs the exit hooks, the control plane's among them.
+      process.exit(130);
+    });
+  }
+}

@@ -1,0 +1,73 @@
+// Creating the scenarios' objects: Workflows and their finalizer-held pods, shaped by the test
+// bed's fixtures (as Argo's controller creates them), at the API server's pace.
+import { mapConcurrent, type Cluster } from '../../src/testbed/cluster.ts';
+import { ARGO_FINALIZER, newPod, newWorkflow, type WorkflowObject } from '../../src/testbed/fixtures.ts';
+
+/** CREATE_CONCURRENCY: the measured create rate levels off at about 16 (see CONTROL-PLANE.md). */
+const CREATE_CONCURRENCY = 16;
+/** Pods are created in chunks so that the created objects (fat ones too) are not all held at once. */
+const CHUNK = 500;
+
+export interface PodSetOptions {
+  namespace: string;
+  workflows: number;
+  podsPerWorkflow: number;
+  /** prefix of the Workflow names (pods are named WORKFLOW-pN). */
+  prefix?: string;
+  /** completedWorkflows: the Workflows carry Argo's completed="true" (finished and recorded). */
+  completedWorkflows?: boolean;
+  /** completedPods: the pods carry completed="true" (their state is recorded). */
+  completedPods?: boolean;
+  fatEnvKB?: number;
+  /** extraFinalizers are put on every pod after ours (another controller's). */
+  extraFinalizers?: string[];
+}
+
+/** PodSet is what was created: the Workflows (with their UIDs) and the pods' names. */
+export interface PodSet {
+  namespace: string;
+  workflows: WorkflowObject[];
+  podNames: string[];
+}
+
+/** createNamespace creates a namespace unless it exists. */
+export async function createNamespace(cluster: Cluster, name: string): Promise<void> {
+  try {
+    await cluster.createNamespace(name);
+  } catch (err) {
+    if (!String(err).includes('AlreadyExists')) throw err;
+  }
+}
+
+/** createPodSet creates the namespace, the Workflows and then their pods. */
+export async function createPodSet(cluster: Cluster, o: PodSetOptions): Promise<PodSet> {
+  await createNamespace(cluster, o.namespace);
+  const prefix = o.prefix ?? 'wf';
+  const names = Array.from({ length: o.workflows }, (_, i) => `${prefix}-${i}`);
+  const workflows = await mapConcurrent(names, CREATE_CONCURRENCY, (name) =>
+    cluster.createWorkflow(newWorkflow({ namespace: o.namespace, name, completed: o.completedWorkflows === true })),
+  );
+  const specs: { wf: WorkflowObject; name: string }[] = [];
+  for (const wf of workflows) {
+    for (let j = 0; j < o.podsPerWorkflow; j++) specs.push({ wf, name: `${wf.metadata.name}-p${j}` });
+  }
+  for (let i = 0; i < specs.length; i += CHUNK) {
+    await mapConcurrent(specs.slice(i, i + CHUNK), CREATE_CONCURRENCY, async ({ wf, name }) => {
+      const pod = newPod({
+        namespace: o.namespace,
+        name,
+        workflow: { name: wf.metadata.name, uid: wf.metadata.uid ?? '' },
+        completed: o.completedPods === true,
+        fatEnvKB: o.fatEnvKB ?? 0,
+        ...(o.extraFinalizers ? { finalizers: [ARGO_FINALIZER, ...o.extraFinalizers] } : {}),
+      });
+      await cluster.createPod(pod);
+    });
+  }
+  return { namespace: o.namespace, workflows, podNames: specs.map((s) => s.name) };
+}
+
+/** deleteWorkflows deletes them (background propagation: the garbage collector then marks their pods). */
+export async function deleteWorkflows(cluster: Cluster, workflows: readonly WorkflowObject[]): Promise<void> {
+  await mapConcurrent(workflows, CREATE_CONCURRENCY, (wf) => cluster.deleteWorkflow(wf.metadata.namespace, wf.metadata.name));
+}

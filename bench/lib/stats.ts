@@ -1,0 +1,32 @@
+// Small statistics over measured samples.
+
+/** percentile is the nearest-rank percentile (0 < p ≤ 100) of the values; null when empty. */
+export function percentile(values: readonly number[], p: number): number | null {
+  if (values.length === 0) return null;
+  const sorted = [...values].sort((a, b) => a - b);
+  const rank = Math.max(1, Math.ceil((p / 100) * sorted.length));
+  return sorted[rank - 1] ?? null;
+}
+
+/** ratePerSecond is how many events a second passed from the first to the last time (ms). */
+export function ratePerSecond(times: readonly number[]): number | null {
+  if (times.length < 2) return null;
+  let first = Infinity;
+  let last = -Infinity;
+  for (const t of times) {
+    if (t < first) first = t;
+    if (t > last) last = t;
+  }
+  // n events span n-1 intervals.
+  return last > first ? ((times.length - 1) * 1000) / (last - first) : null;
+}
+
+/** ratio is a / b, or null when either is unknown or b is zero. */
+export function ratio(a: number | null, b: number | null): number | null {
+  return a === null || b === null || b === 0 ? null : a / b;
+}
+
+/** per is a / b for counts (requests per removal and the like), null when b is zero. */
+export function per(a: number, b: number): number | null {
+  return b === 0 ? null : a / b;
+}

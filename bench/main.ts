@@ -1,0 +1,82 @@
+// npm run bench [-- --scenario N|name[,…]] [--scale F]: runs the benchmark scenarios, each on a
+// fresh local control plane, prints the results as Markdown tables and writes them as JSON under
+// bench/results/. See BENCHMARKS.md for what is measured and how.
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { startEnv, machineOf } from './lib/env.ts';
+import type { RunResult, ScenarioResult } from './lib/result.ts';
+import { renderRun, renderScenario, writeResults } from './report.ts';
+import type { Outcome, Scenario } from './scenarios/scenario.ts';
+import { massOrphaning } from './scenarios/mass-orphaning.ts';
+
+const SCENARIOS: Scenario[] = [massOrphaning];
+
+const USAGE = `usage: npm run bench [-- --scenario N|name[,N|name…]] [--scale F]
+  --scenario  run only these scenarios (numbers or names: ${SCENARIOS.map((s) => `${s.id} ${s.key}`).join(', ')})
+  --scale     multiply every scenario's object counts by F (e.g. 0.1 for a quick run); default 1`;
+
+async function main(): Promise<number> {
+  const { values } = parseArgs({
+    options: { scenario: { type: 'string', multiple: true }, scale: { type: 'string', default: '1' }, help: { type: 'boolean', default: false } },
+  });
+  if (values.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  const scale = Number(values.scale);
+  if (!(scale > 0 && scale <= 1)) return usage(`--scale must be a number in (0, 1], got "${values.scale}"`);
+  const wanted = (values.scenario ?? []).flatMap((s) => s.split(',')).map((s) => s.trim()).filter((s) => s !== '');
+  const chosen = wanted.length === 0 ? SCENARIOS : wanted.map((w) => SCENARIOS.find((s) => String(s.id) === w || s.key === w));
+  if (chosen.some((s) => s === undefined)) return usage(`unknown scenario in "${wanted.join(',')}"`);
+
+  const started = performance.now();
+  const results: ScenarioResult[] = [];
+  let kubernetes = 'unknown';
+  for (const scenario of chosen as Scenario[]) {
+    const result = await runScenario(scenario, scale, (v) => (kubernetes = v));
+    results.push(result);
+    console.log(`\n${renderScenario(result)}\n`);
+  }
+  const run: RunResult = {
+    date: new Date().toISOString(),
+    command: `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`,
+    scale,
+    machine: machineOf(kubernetes),
+    seconds: (performance.now() - started) / 1000,
+    scenarios: results,
+  };
+  const full = scale === 1 && chosen.length === SCENARIOS.length;
+  const path = await writeResults(run, fileURLToPath(new URL('./results/', import.meta.url)), full);
+  console.log(`\n${renderRun(run)}\n\nJSON: ${path}`);
+  return results.some((r) => r.error !== undefined) ? 1 : 0;
+}
+
+async function runScenario(scenario: Scenario, scale: number, onVersion: (v: string) => void): Promise<ScenarioResult> {
+  const started = performance.now();
+  const out: Outcome = { size: {}, rows: [], goals: [], notes: [] };
+  const log = (message: string): void => console.error(`[${((performance.now() - started) / 1000).toFixed(1).padStart(6)} s] ${scenario.id} ${scenario.key}: ${message}`);
+  let error: string | undefined;
+  try {
+    log('starting a control plane');
+    const env = await startEnv();
+    onVersion(env.plane.serverVersion);
+    try {
+      await scenario.run({ env, scale, log }, out);
+    } finally {
+      await env.stop();
+    }
+  } catch (err) {
+    error = err instanceof Error ? err.message : String(err);
+    log(`failed: ${error}`);
+  }
+  const result: ScenarioResult = { id: scenario.id, key: scenario.key, title: scenario.title, ...out, seconds: (performance.now() - started) / 1000 };
+  if (error !== undefined) result.error = error;
+  return result;
+}
+
+function usage(problem: string): number {
+  console.error(`bench: ${problem}\n${USAGE}`);
+  return 2;
+}
+
+process.exitCode = await main();

@@ -44,7 +44,11 @@ export async function runController(settings: Settings): Promise<number> {
     return finish(logger, EXIT.badConfig);
   }
 
-  logger.info({ version: VERSION, namespaces: settings.namespaces, finalizer: settings.finalizer, dryRun: settings.dryRun }, 'controller starting');
+  const [metricsServer, healthServer] = servers;
+  logger.info(
+    { version: VERSION, namespaces: settings.namespaces, finalizer: settings.finalizer, dryRun: settings.dryRun, metricsPort: metricsServer?.port ?? null, healthPort: healthServer?.port ?? null },
+    'controller starting',
+  );
   const caches = controller.runCaches(shutdown.stop);
   const work = settings.leaderElect ? leadWhenElected(settings, controller, client, metrics, logger, shutdown) : leadAlone(controller, metrics, shutdown);
 

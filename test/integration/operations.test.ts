@@ -1,0 +1,162 @@
+// Running it in production: two replicas with leader election (handover on SIGTERM and on
+// SIGKILL, nothing lost), a clean SIGTERM in the middle of a backlog, metrics that move,
+// readiness after sync, and configuration mistakes refused with exit code 2.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { useTestCluster } from '../support/cluster.ts';
+import { startCli, type RunningCli } from '../support/cli.ts';
+import { newPod, newWorkflow, ARGO_FINALIZER } from '../../src/testbed/fixtures.ts';
+import type { Cluster } from '../../src/testbed/cluster.ts';
+
+const { cluster, kubeconfigPath, newNamespace } = useTestCluster();
+
+/** Short leader-election durations keep the test quick; the ratios are client-go's. */
+const LEASE = ['--leader-election-lease-duration', '4s', '--leader-election-renew-deadline', '3s', '--leader-election-retry-period', '500ms'];
+
+function controller(ns: string, extra: string[]): RunningCli {
+  return startCli(['controller', '--kubeconfig', kubeconfigPath, '--namespace', ns, '--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0', '--log-format', 'json', ...extra]);
+}
+
+/** backlog creates a completed Workflow with `n` pods that keep another party's finalizer, so they stay visible after ours goes. */
+async function backlog(ns: string, n: number): Promise<string[]> {
+  const wf = await cluster.createWorkflow(newWorkflow({ namespace: ns, name: 'done', completed: true }));
+  const owner = { name: 'done', uid: wf.metadata.uid as string };
+  const pods = Array.from({ length: n }, (_, i) => newPod({ namespace: ns, name: `done-${i}`, workflow: owner, finalizers: ['example.com/keep', ARGO_FINALIZER] }));
+  await cluster.createPods(pods);
+  return pods.map((p) => p.metadata.name);
+}
+
+async function stillHeld(c: Cluster, ns: string): Promise<number> {
+  return (await c.listPods(ns)).filter((p) => p.metadata.finalizers?.includes(ARGO_FINALIZER)).length;
+}
+
+function removedBy(p: RunningCli): string[] {
+  return p
+    .stderr()
+    .split('\n')
+    .filter((l) => l.includes('"finalizer removed"'))
+    .map((l) => (JSON.parse(l) as { pod: string }).pod);
+}
+
+function leads(p: RunningCli): Promise<string> {
+  return p.untilStderr((l) => l.includes('"became the leader"'));
+}
+
+async function port(p: RunningCli, which: 'metricsPort' | 'healthPort'): Promise<number> {
+  const line = await p.untilStderr((l) => l.includes('"controller starting"'));
+  return (JSON.parse(line) as Record<string, number>)[which] as number;
+}
+
+test('two replicas: exactly one writes; SIGTERM hands over at once, SIGKILL after the lease; nothing is lost', { timeout: 120_000 }, async (t) => {
+  const ns = await newNamespace(t);
+  const id = `sweeper-${randomBytes(3).toString('hex')}`;
+  const pods = await backlog(ns, 120);
+  const args = [...LEASE, '--leader-election-namespace', ns, '--leader-election-id', id, '--kube-api-qps', '10', '--kube-api-burst', '1'];
+
+  const a = controller(ns, args);
+  await leads(a);
+  const b = controller(ns, args);
+  await b.untilStderr((l) => l.includes('"cache synced"') && l.includes('"pods"'));
+  await cluster.waitFor(async () => removedBy(a).length >= 10, 30_000, 'the first leader to remove some finalizers');
+  assert.equal(removedBy(b).length, 0, 'the follower writes nothing while the other leads');
+
+  const sigterm = performance.now();
+  a.child.kill('SIGTERM');
+  assert.equal((await a.result).code, 0);
+  await leads(b);
+  const termHandover = (performance.now() - sigterm) / 1000;
+  t.diagnostic(`SIGTERM handover: ${termHandover.toFixed(1)} s (lease duration 4 s)`);
+  assert.ok(termHandover < 4, 'a released lease is taken before it would have expired');
+
+  await cluster.waitFor(async () => removedBy(b).length >= 10, 30_000, 'the second leader to remove some finalizers');
+  const c = controller(ns, args);
+  await c.untilStderr((l) => l.includes('"cache synced"') && l.includes('"pods"'));
+  const sigkill = performance.now();
+  b.child.kill('SIGKILL');
+  await b.result;
+  await leads(c);
+  t.diagnostic(`SIGKILL handover: ${((performance.now() - sigkill) / 1000).toFixed(1)} s (lease duration 4 s)`);
+
+  await cluster.waitFor(async () => (await stillHeld(cluster, ns)) === 0, 60_000, 'every finalizer of ours to be removed');
+  c.child.kill('SIGTERM');
+  assert.equal((await c.result).code, 0);
+
+  const all = [...removedBy(a), ...removedBy(b), ...removedBy(c)];
+  assert.equal(new Set(all).size, pods.length, 'every pod was freed');
+  const left = await cluster.listPods(ns);
+  assert.ok(left.every((p) => p.metadata.finalizers?.join() === 'example.com/keep'), 'the other finalizer stayed on every pod');
+});
+
+test('SIGTERM in the middle of a backlog finishes in-flight work and exits 0 within the shutdown timeout', { timeout: 60_000 }, async (t) => {
+  const ns = await newNamespace(t);
+  await backlog(ns, 200);
+  const p = controller(ns, ['--leader-elect=false', '--kube-api-qps', '20', '--kube-api-burst', '1', '--shutdown-timeout', '5s']);
+  await cluster.waitFor(async () => removedBy(p).length >= 5, 30_000, 'removals to start');
+  const sent = performance.now();
+  p.child.kill('SIGTERM');
+  const { code } = await p.result;
+  const took = (performance.now() - sent) / 1000;
+  t.diagnostic(`exited ${took.toFixed(2)} s after SIGTERM, with ${200 - (await stillHeld(cluster, ns))} of 200 freed`);
+  assert.equal(code, 0);
+  assert.ok(took < 5 + 5, 'exits within the shutdown timeout (plus the hard-exit grace)');
+  assert.ok((await stillHeld(cluster, ns)) > 0, 'it stopped taking new work instead of finishing the backlog');
+  assert.match(p.stderr(), /"controller stopped"/);
+});
+
+test('/readyz turns ready after the caches sync, and /metrics shows the documented names moving with the work', { timeout: 60_000 }, async (t) => {
+  const ns = await newNamespace(t);
+  const p = controller(ns, ['--leader-elect=false']);
+  t.after(() => p.child.kill('SIGTERM'));
+  const [metricsPort, healthPort] = [await port(p, 'metricsPort'), await port(p, 'healthPort')];
+  await cluster.waitFor(async () => (await fetch(`http://127.0.0.1:${healthPort}/readyz`)).status === 200, 20_000, '/readyz to answer 200');
+  assert.equal((await fetch(`http://127.0.0.1:${healthPort}/healthz`)).status, 200);
+
+  const scrape = async () => (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+  const value = (text: string, series: string) => Number(text.split('\n').find((l) => l.startsWith(`${series} `))?.split(' ')[1] ?? NaN);
+  const before = await scrape();
+  for (const name of [
+    'workqueue_depth', 'workqueue_adds_total', 'workqueue_queue_duration_seconds', 'workqueue_work_duration_seconds', 'workqueue_retries_total',
+    'workqueue_unfinished_work_seconds', 'workqueue_longest_running_processor_seconds', 'finalizer_sweeper_removals_total',
+    'finalizer_sweeper_pods_waiting', 'finalizer_sweeper_conflicts_total', 'finalizer_sweeper_api_requests_total',
+    'finalizer_sweeper_api_request_duration_seconds', 'finalizer_sweeper_cached_objects', 'finalizer_sweeper_seconds_since_last_watch_event',
+    'finalizer_sweeper_leader', 'finalizer_sweeper_build_info', 'finalizer_sweeper_config_info',
+  ]) {
+    assert.match(before, new RegExp(`^# TYPE ${name} `, 'm'), `${name} is exported`);
+  }
+  assert.equal(value(before, 'finalizer_sweeper_leader'), 1);
+
+  await backlog(ns, 20);
+  await cluster.waitFor(async () => (await stillHeld(cluster, ns)) === 0, 30_000, 'the backlog to be freed');
+  const after = await scrape();
+  assert.equal(value(after, 'finalizer_sweeper_removals_total{reason="recorded",result="removed"}'), 20);
+  assert.equal(value(after, 'workqueue_adds_total{name="pod_cleanup"}') >= 20, true);
+  assert.equal(value(after, 'finalizer_sweeper_cached_objects{resource="pods"}'), 20);
+});
+
+test('configuration mistakes exit 2 with a message that names what is wrong', { timeout: 60_000 }, async () => {
+  const dir = tmpdir();
+  const file = (name: string, text: string) => {
+    const path = join(dir, `fs-${randomBytes(3).toString('hex')}-${name}`);
+    writeFileSync(path, text);
+    return path;
+  };
+  const cases: Array<[string, string[], RegExp]> = [
+    ['an unknown flag', ['--pod-cleanup-workerz', '4'], /pod-cleanup-workerz/],
+    ['an out-of-range value', ['--pod-cleanup-workers', '0'], /pod-cleanup-workers/],
+    ['a malformed duration', ['--resync-period', '300'], /resync-period/],
+    ['an unknown key in the file', ['--config', file('unknown.yaml', 'podCleanupWorkerz: 4\n')], /podCleanupWorkerz/],
+    ['a wrong type in the file', ['--config', file('type.yaml', 'podCleanupWorkers: many\n')], /podCleanupWorkers/],
+    ['malformed YAML', ['--config', file('bad.yaml', 'podCleanupWorkers: [1,\n')], /yaml|YAML/],
+    ['a missing config file', ['--config', join(dir, 'does-not-exist.yaml')], /does-not-exist/],
+    ['an unknown kubeconfig context', ['--context', 'nope'], /nope/],
+  ];
+  for (const [what, args, message] of cases) {
+    const r = await startCli(['controller', '--kubeconfig', kubeconfigPath, '--leader-elect=false', '--metrics-bind-address', '0', '--health-probe-bind-address', '0', ...args]).result;
+    assert.equal(r.code, 2, `${what}: exit code (stderr: ${r.stderr})`);
+    assert.match(r.stderr, message, `${what}: the message names it`);
+  }
+});

@@ -4,7 +4,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { useTestCluster } from '../support/cluster.ts';
@@ -159,4 +160,43 @@ test('configuration mistakes exit 2 with a message that names what is wrong', { 
     assert.equal(r.code, 2, `${what}: exit code (stderr: ${r.stderr})`);
     assert.match(r.stderr, message, `${what}: the message names it`);
   }
+});
+
+test('the controller keeps running while the API server is unreachable, and recovers by itself', { timeout: 90_000 }, async (t) => {
+  const ns = await newNamespace(t);
+  await backlog(ns, 5);
+  // A TCP proxy on loopback stands between the controller and the API server: closed at first
+  // (connection refused), then opened. The serving certificate covers 127.0.0.1, so TLS holds.
+  const upstream = new URL(readFileSync(kubeconfigPath, 'utf8').match(/server: (\S+)/)?.[1] as string);
+  const sockets = new Set<Socket>();
+  const proxy = createServer((client) => {
+    const server = connect(Number(upstream.port), upstream.hostname);
+    for (const s of [client, server]) {
+      sockets.add(s);
+      s.on('error', () => s.destroy());
+      s.on('close', () => sockets.delete(s));
+    }
+    client.pipe(server).pipe(client);
+  });
+  const proxyPort = await new Promise<number>((resolve) => proxy.listen(0, '127.0.0.1', () => resolve((proxy.address() as AddressInfo).port)));
+  await new Promise((resolve) => proxy.close(resolve)); // keep the port, refuse connections for now
+  const kubeconfig = join(tmpdir(), `fs-unreachable-${randomBytes(3).toString('hex')}.yaml`);
+  writeFileSync(kubeconfig, readFileSync(kubeconfigPath, 'utf8').replace(upstream.origin, `https://127.0.0.1:${proxyPort}`));
+
+  const p = startCli(['controller', '--kubeconfig', kubeconfig, '--namespace', ns, '--leader-elect=false', '--metrics-bind-address', '0', '--health-probe-bind-address', '127.0.0.1:0', '--log-format', 'json']);
+  t.after(() => {
+    p.child.kill('SIGTERM');
+    for (const s of sockets) s.destroy();
+    proxy.close();
+  });
+  const healthPort = await port(p, 'healthPort');
+  await p.untilStderr((l) => l.includes('ECONNREFUSED'));
+  await new Promise((r) => setTimeout(r, 2_000));
+  assert.equal(p.child.exitCode, null, 'still running');
+  assert.equal((await fetch(`http://127.0.0.1:${healthPort}/healthz`)).status, 200, 'alive');
+  assert.equal((await fetch(`http://127.0.0.1:${healthPort}/readyz`)).status, 500, 'not ready: nothing synced');
+
+  await new Promise<void>((resolve) => proxy.listen(proxyPort, '127.0.0.1', resolve));
+  await cluster.waitFor(async () => (await stillHeld(cluster, ns)) === 0, 60_000, 'the backlog to be freed once the API server is reachable');
+  assert.equal((await fetch(`http://127.0.0.1:${healthPort}/readyz`)).status, 200, 'ready after recovering');
 });

@@ -9,8 +9,9 @@ import { renderRun, renderScenario, writeResults } from './report.ts';
 import type { Outcome, Scenario } from './scenarios/scenario.ts';
 import { massOrphaning } from './scenarios/mass-orphaning.ts';
 import { orphansFirst } from './scenarios/orphans-first.ts';
+import { churn } from './scenarios/churn.ts';
 
-const SCENARIOS: Scenario[] = [massOrphaning, orphansFirst];
+const SCENARIOS: Scenario[] = [massOrphaning, orphansFirst, churn];
 
 const USAGE = `usage: npm run bench [-- --scenario N|name[,N|name…]] [--scale F]
   --scenario  run only these scenarios (numbers or names: ${SCENARIOS.map((s) => `${s.id} ${s.key}`).join(', ')})

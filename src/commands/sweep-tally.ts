@@ -31,6 +31,8 @@ export interface SweepSummary {
   /** Pods that kept our finalizer, by why. */
   kept: Record<KeptWhy, number>;
   totals: ReasonCounts;
+  /** Pods queued for removal that the run stopped before handling (interrupted, or the list failed): they keep our finalizer. */
+  unfinished: number;
   apiRequests: number;
   conflictsRetried: number;
   wallSeconds: number;
@@ -116,6 +118,7 @@ export class SweepTally {
       reasons: this.reasons,
       kept: this.kept,
       totals,
+      unfinished: this.pending,
       apiRequests: o.apiRequests,
       conflictsRetried: this.conflicts,
       wallSeconds: Math.round(o.wallSeconds * 1000) / 1000,
@@ -141,11 +144,17 @@ export function renderSummary(s: SweepSummary, color: boolean): string {
 
   const lines = [table.toString()];
   const keptWhy = Object.entries(s.kept).filter(([, n]) => n > 0).map(([why, n]) => `${why} ${n}`);
-  lines.push(`${s.podsListed} pods listed, ${s.podsWithFinalizer} with the finalizer; kept: ${keptWhy.length > 0 ? keptWhy.join(', ') : 'none'}`);
+  lines.push(`${pods(s.podsListed, 'pod', 'pods')} listed, ${s.podsWithFinalizer} with the finalizer; kept: ${keptWhy.length > 0 ? keptWhy.join(', ') : 'none'}`);
   lines.push(`${s.wallSeconds.toFixed(1)} s, ${s.apiRequests} API requests, ${s.conflictsRetried} conflicts retried${s.dryRun ? ' (dry run: nothing was written)' : ''}`);
-  if (s.maxRemovalsReached) lines.push(`stopped at --max-removals ${s.maxRemovals}: ${s.kept['max-removals']} eligible pods were left for a later run`);
+  if (s.maxRemovalsReached) lines.push(`stopped at --max-removals ${s.maxRemovals}: ${pods(s.kept['max-removals'], 'eligible pod was', 'eligible pods were')} left for a later run`);
   if (s.interrupted) lines.push('interrupted: the summary covers the work done before the signal');
+  if (s.unfinished > 0) lines.push(`${pods(s.unfinished, 'queued pod was', 'queued pods were')} not handled: the run stopped before their turn`);
   for (const f of s.failures.slice(0, 10)) lines.push(`failed: ${f.pod} (${f.reason ?? 'undecided'}): ${f.error}`);
   if (t.failed > 10) lines.push(`… ${t.failed - 10} more failures (see the log, or --output json)`);
   return lines.join('\n') + '\n';
+}
+
+/** pods counts n in the singular or the plural. */
+function pods(n: number, one: string, many: string): string {
+  return `${n} ${n === 1 ? one : many}`;
 }

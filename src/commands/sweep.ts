@@ -17,7 +17,7 @@ import { connect } from './connect.ts';
 import { EXIT } from './exit-codes.ts';
 import { Shutdown } from './shutdown.ts';
 import { SweepTally, renderSummary } from './sweep-tally.ts';
-import { startProgress } from './sweep-progress.ts';
+import { ProgressDisplay } from './sweep-progress.ts';
 import { VERSION } from '../version.ts';
 
 /** A pod whose removal keeps failing transiently is given up after this many tries. */
@@ -28,17 +28,19 @@ const LIST_PRIORITY = 4;
 
 export async function runSweep(settings: Settings): Promise<number> {
   const started = performance.now();
-  const logger = createLogger(settings);
+  const display = new ProgressDisplay(process.stderr);
+  const logger = createLogger(settings, display.log ?? undefined);
   const shutdown = new Shutdown({ timeoutMs: settings.shutdownTimeoutMs, logger });
   try {
-    return await sweep(settings, logger, shutdown, started);
+    return await sweep(settings, logger, shutdown, display, started);
   } finally {
+    display.stop();
     shutdown.dispose();
     await logger.flush();
   }
 }
 
-async function sweep(settings: Settings, logger: Logger, shutdown: Shutdown, started: number): Promise<number> {
+async function sweep(settings: Settings, logger: Logger, shutdown: Shutdown, display: ProgressDisplay, started: number): Promise<number> {
   const metrics = new Metrics({ version: VERSION });
   const connection = await connect(settings, metrics, logger);
   if (typeof connection === 'number') return connection;
@@ -74,7 +76,7 @@ async function sweep(settings: Settings, logger: Logger, shutdown: Shutdown, sta
     },
   });
 
-  const progress = startProgress(tally, process.stderr, settings.dryRun);
+  display.start(tally, settings.dryRun);
   let exit: number = EXIT.ok;
   try {
     await listAll(apis.workflows, undefined, settings, shutdown.stop, (obj) => void workflows.set(apis.trimWorkflow(obj)));
@@ -90,7 +92,7 @@ async function sweep(settings: Settings, logger: Logger, shutdown: Shutdown, sta
   } finally {
     cleanup.queue.shutDown();
     await work;
-    progress.stop();
+    display.stop();
     client.close();
   }
 

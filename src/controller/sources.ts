@@ -9,8 +9,14 @@ import type { Metrics } from '../metrics/metrics.ts';
 import type { MetaObject, PodMeta, WorkflowMeta } from '../kube/objects.ts';
 import type { MetadataApi } from '../kube/metadata-api.ts';
 
-/** Lists and watches go before owner reads and writes: nothing can be decided without them. */
-const WATCH_PRIORITY = 1;
+/**
+ * Lists and watches share the most urgent budget lane with orphan work, first come first served.
+ * Lanes are strict: one lane below, a watch waits while orphan work keeps arriving, and a cache
+ * with no watch stays stale, so every resync queues the already-freed orphans again at top
+ * priority: whenever orphan work outlasts the resync period, it never ends (seen with
+ * --kube-api-qps 20 and --resync-period 1s).
+ */
+const WATCH_PRIORITY = 0;
 
 export class Source<T extends Versioned, S extends Store<T> = Store<T>> {
   readonly store: S;

@@ -1,0 +1,294 @@
+// Reflector keeps a Store in step with the API server: a paginated list, then a watch from the
+// list's resourceVersion, resumed after each normal close, relisted after 410 Gone, restarted
+// with backoff after any failure, and never given up except on shutdown. client-go's reflector
+// is the model; see https://kubernetes.io/docs/reference/using-api/api-concepts/#efficient-detection-of-changes
+import { setTimeout as sleep } from 'node:timers/promises';
+import { isGone } from '../kube/errors.ts';
+import type { ListOptions, MetaList, WatchOptions } from '../kube/metadata-api.ts';
+import { objectKey, type MetaObject } from '../kube/objects.ts';
+import type { WatchEvent } from '../kube/watch-stream.ts';
+import type { Keyed, Store } from './store.ts';
+
+/** Versioned is what a reflected object needs beyond its key: identity and version. */
+export interface Versioned extends Keyed {
+  uid: string;
+  resourceVersion: string;
+}
+
+/** ListerWatcher is what a Reflector reads from (MetadataApi, or a fake in tests). */
+export interface ListerWatcher {
+  list(namespace: string | null, opts: ListOptions, signal?: AbortSignal): Promise<MetaList>;
+  watch(namespace: string | null, opts: WatchOptions, signal?: AbortSignal): AsyncIterable<WatchEvent<MetaObject>>;
+}
+
+/**
+ * ReflectorHandlers hear of changes, with trimmed, frozen objects the store will never change.
+ * They run synchronously inside the reflector: keep them to enqueueing keys.
+ */
+export interface ReflectorHandlers<T> {
+  onAdd?(obj: T): void;
+  onUpdate?(old: T, cur: T): void;
+  onDelete?(obj: T): void;
+  /** onSynced runs once, when the first list of every namespace is complete. */
+  onSynced?(): void;
+}
+
+/** ReflectorObserver counts what metrics want to see. */
+export interface ReflectorObserver {
+  /** restarted: a list or watch ended and is started again; why is "closed", "gone", "stalled" or "error". */
+  restarted(resource: string, why: string): void;
+  /** relisted: a list after the first one finished (a 410 Gone, or a restart before the first sync). */
+  relisted(resource: string): void;
+  /** event: one watch event arrived. */
+  event(resource: string): void;
+}
+
+/** ReflectorLog is the part of a pino logger the reflector uses. */
+export interface ReflectorLog {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+}
+
+export interface ReflectorOptions<T extends Versioned> {
+  /** resource names the reflector in logs and metrics, e.g. "pods". */
+  resource: string;
+  source: ListerWatcher;
+  /** namespaces to watch, one list/watch each; empty: one cluster-wide list/watch. */
+  namespaces: readonly string[];
+  labelSelector?: string;
+  pageSize: number;
+  /** trim turns a wire object into a stored one; a throw skips the object with a warning. */
+  trim(obj: MetaObject): T;
+  store: Store<T>;
+  handlers: ReflectorHandlers<T>;
+  observer?: ReflectorObserver;
+  log?: ReflectorLog;
+  /** priority of lists and watch requests in the API budget (default 1: needed before any decision). */
+  priority?: number;
+  /** backoff after failures: from initialMs (200), doubling, capped at maxMs (30 s), jittered. */
+  backoff?: { initialMs: number; maxMs: number };
+  /** watchTimeoutSeconds: each watch asks the server to end it after a random time in this range (300-600). */
+  watchTimeoutSeconds?: { min: number; max: number };
+  /** stallMarginMs: a watch still open this long past its timeout is presumed dead and restarted (30 s). */
+  stallMarginMs?: number;
+  random?: () => number;
+}
+
+/** Scope is the progress of one namespace's (or the cluster-wide) list/watch. */
+interface Scope {
+  namespace: string | null;
+  /** rv is where the watch resumes from; null: list first. */
+  rv: string | null;
+  synced: boolean;
+  failures: number;
+}
+
+/** StalledError: the watchdog ended a watch that outlived its own timeout. */
+class StalledError extends Error {
+  override readonly name = 'StalledError';
+}
+
+/** Reflector lists and watches one resource into a store, calling handlers on each change. */
+export class Reflector<T extends Versioned> {
+  /** lastEventAt is when the last list page or watch event arrived (ms since the epoch; 0: never). */
+  lastEventAt = 0;
+  /** restarts counts lists and watches started again after they ended, for any reason. */
+  restarts = 0;
+  /** relists counts lists after the first successful one of each namespace. */
+  relists = 0;
+  readonly #o: ReflectorOptions<T>;
+  readonly #scopes: Scope[];
+  #announced = false;
+
+  constructor(options: ReflectorOptions<T>) {
+    this.#o = options;
+    const namespaces = options.namespaces.length > 0 ? [...new Set(options.namespaces)] : [null];
+    this.#scopes = namespaces.map((namespace) => ({ namespace, rv: null, synced: false, failures: 0 }));
+  }
+
+  /** hasSynced: the first list of every namespace is complete. */
+  hasSynced(): boolean {
+    return this.#scopes.every((s) => s.synced);
+  }
+
+  /** run keeps the store in step until signal fires; it never rejects. */
+  async run(signal: AbortSignal): Promise<void> {
+    await Promise.all(this.#scopes.map((scope) => this.#runScope(scope, signal)));
+  }
+
+  async #runScope(scope: Scope, signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      const { why, err } = await this.#cycle(scope, signal);
+      if (signal.aborted) break;
+      if (why === 'gone') scope.rv = null;
+      const delayMs = this.#delay(scope.failures, why);
+      this.restarts++;
+      this.#o.observer?.restarted(this.#o.resource, why);
+      if (err !== undefined) {
+        const fields = { resource: this.#o.resource, namespace: scope.namespace, why, failures: scope.failures, retryInMs: Math.round(delayMs), err };
+        this.#o.log?.[why === 'gone' ? 'info' : 'warn'](fields, 'list/watch ended; restarting');
+      }
+      if (delayMs > 0) await sleep(delayMs, undefined, { signal }).catch(() => undefined);
+    }
+  }
+
+  /** #cycle lists if needed, then watches until the watch ends; it says why it ended. */
+  async #cycle(scope: Scope, signal: AbortSignal): Promise<{ why: string; err?: unknown }> {
+    try {
+      if (scope.rv === null) scope.rv = await this.#list(scope, signal);
+      const { events, ms } = await this.#watch(scope, signal);
+      if (events > 0 || ms >= 1000) {
+        scope.failures = 0;
+        return { why: 'closed' };
+      }
+      // Closed at once with nothing in it: a failure, or we would spin.
+      scope.failures++;
+      return { why: 'error', err: new Error('the watch closed at once with no events') };
+    } catch (err) {
+      scope.failures++;
+      return { why: isGone(err) ? 'gone' : err instanceof StalledError ? 'stalled' : 'error', err };
+    }
+  }
+
+  /**
+   * #delay is the wait before the next attempt: none after a normal close or a first 410 (the
+   * cure is a list), else capped exponential backoff with equal jitter (at least half the
+   * ceiling), so a crowd of reflectors spreads out but each still waits.
+   */
+  #delay(failures: number, why: string): number {
+    if (failures === 0 || (failures === 1 && why === 'gone')) return 0;
+    const { initialMs, maxMs } = this.#o.backoff ?? { initialMs: 200, maxMs: 30_000 };
+    const ceiling = Math.min(maxMs, initialMs * 2 ** Math.min(failures - 1, 30));
+    return ceiling / 2 + (this.#random() * ceiling) / 2;
+  }
+
+  /**
+   * #list reads every page, storing each page's objects as it arrives (onAdd/onUpdate at once),
+   * then removes what the list no longer has (onDelete). Returns the list's resourceVersion.
+   */
+  async #list(scope: Scope, signal: AbortSignal): Promise<string> {
+    const o = this.#o;
+    const seen = new Set<string>();
+    let cont: string | undefined;
+    let expiredRestarts = 0;
+    let rv = '';
+    for (;;) {
+      let page: MetaList;
+      try {
+        page = await o.source.list(scope.namespace, { labelSelector: o.labelSelector, limit: o.pageSize, continue: cont, priority: o.priority ?? 1 }, signal);
+      } catch (err) {
+        // A continue token expires with compaction (410): start the list again from the top.
+        if (cont === undefined || !isGone(err) || ++expiredRestarts > 3) throw err;
+        o.log?.info({ resource: o.resource, namespace: scope.namespace }, 'list continue token expired; listing again');
+        cont = undefined;
+        seen.clear();
+        continue;
+      }
+      this.lastEventAt = Date.now();
+      for (const item of page.items) {
+        const obj = this.#trim(item);
+        if (obj === null) continue;
+        seen.add(objectKey(obj));
+        this.#upsert(obj);
+      }
+      rv = page.resourceVersion;
+      if (page.continue === null) break;
+      cont = page.continue;
+    }
+    for (const obj of [...o.store.values()]) {
+      if ((scope.namespace === null || obj.namespace === scope.namespace) && !seen.has(objectKey(obj))) this.#remove(obj);
+    }
+    if (scope.synced) {
+      this.relists++;
+      o.observer?.relisted(o.resource);
+    }
+    scope.synced = true;
+    if (!this.#announced && this.hasSynced()) {
+      this.#announced = true;
+      this.#call(() => o.handlers.onSynced?.());
+    }
+    return rv;
+  }
+
+  /** #watch follows changes from scope.rv until the server ends the stream. */
+  async #watch(scope: Scope, signal: AbortSignal): Promise<{ events: number; ms: number }> {
+    const o = this.#o;
+    const { min, max } = o.watchTimeoutSeconds ?? { min: 300, max: 600 };
+    const timeoutSeconds = Math.round(min + this.#random() * (max - min));
+    const watchdog = new AbortController();
+    const limitMs = timeoutSeconds * 1000 + (o.stallMarginMs ?? 30_000);
+    const timer = setTimeout(() => watchdog.abort(new StalledError(`watch still open ${limitMs} ms after it began`)), limitMs);
+    const started = Date.now();
+    let events = 0;
+    try {
+      const stream = o.source.watch(
+        scope.namespace,
+        { labelSelector: o.labelSelector, resourceVersion: scope.rv ?? undefined, allowWatchBookmarks: true, timeoutSeconds, priority: o.priority ?? 1 },
+        AbortSignal.any([signal, watchdog.signal]),
+      );
+      for await (const ev of stream) {
+        if (events++ === 0) scope.failures = 0; // progress: the next failure starts the backoff afresh
+        this.lastEventAt = Date.now();
+        o.observer?.event(o.resource);
+        this.#apply(ev);
+        const rv = ev.object.metadata?.resourceVersion;
+        if (rv) scope.rv = rv;
+      }
+    } finally {
+      clearTimeout(timer);
+    }
+    return { events, ms: Date.now() - started };
+  }
+
+  #apply(ev: WatchEvent<MetaObject>): void {
+    if (ev.type === 'BOOKMARK') return;
+    const obj = this.#trim(ev.object);
+    if (obj === null) return;
+    if (ev.type === 'DELETED') this.#remove(obj);
+    else this.#upsert(obj);
+  }
+
+  /** #upsert stores obj; a new UID under a known name is a delete and an add. */
+  #upsert(obj: T): void {
+    const h = this.#o.handlers;
+    const old = this.#o.store.get(objectKey(obj));
+    if (old !== undefined && old.uid === obj.uid && old.resourceVersion === obj.resourceVersion) return; // a relist or a replayed event
+    this.#o.store.set(obj);
+    if (old === undefined) this.#call(() => h.onAdd?.(obj));
+    else if (old.uid !== obj.uid) {
+      this.#call(() => h.onDelete?.(old));
+      this.#call(() => h.onAdd?.(obj));
+    } else this.#call(() => h.onUpdate?.(old, obj));
+  }
+
+  #remove(obj: T): void {
+    const key = objectKey(obj);
+    const old = this.#o.store.get(key);
+    if (old !== undefined && old.uid !== obj.uid) return; // a newer incarnation is stored
+    this.#o.store.delete(key);
+    this.#call(() => this.#o.handlers.onDelete?.(obj));
+  }
+
+  #trim(obj: MetaObject): T | null {
+    try {
+      return this.#o.trim(obj);
+    } catch (err) {
+      const m = obj.metadata as Partial<MetaObject['metadata']> | undefined;
+      this.#o.log?.warn({ resource: this.#o.resource, namespace: m?.namespace, name: m?.name, err }, 'skipping an object that cannot be read');
+      return null;
+    }
+  }
+
+  /** #call runs a handler; a handler's bug is logged, it must not stop the reflector. */
+  #call(fn: () => void): void {
+    try {
+      fn();
+    } catch (err) {
+      this.#o.log?.warn({ resource: this.#o.resource, err }, 'reflector handler threw');
+    }
+  }
+
+  #random(): number {
+    return (this.#o.random ?? Math.random)();
+  }
+}

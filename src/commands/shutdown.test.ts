@@ -4,8 +4,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Shutdown } from './shutdown.ts';
 import { silentLogger } from '../log.ts';
 
-// SIGUSR2 stands in for SIGTERM so the test runner's own handlers are not involved.
-const SIGNAL: NodeJS.Signals = 'SIGUSR2';
+// SIGWINCH stands in for SIGTERM: ignored by default, and not the diagnostic-report signal (SIGUSR2).
+const SIGNAL: NodeJS.Signals = 'SIGWINCH';
 
 test('Shutdown: the first signal stops new work at once and cancels in-flight work only after the timeout', async () => {
   const s = new Shutdown({ timeoutMs: 50, logger: silentLogger(), signals: [SIGNAL], exit: () => assert.fail('must not exit') });

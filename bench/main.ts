@@ -10,8 +10,9 @@ import type { Outcome, Scenario } from './scenarios/scenario.ts';
 import { massOrphaning } from './scenarios/mass-orphaning.ts';
 import { orphansFirst } from './scenarios/orphans-first.ts';
 import { churn } from './scenarios/churn.ts';
+import { conflicts } from './scenarios/conflicts.ts';
 
-const SCENARIOS: Scenario[] = [massOrphaning, orphansFirst, churn];
+const SCENARIOS: Scenario[] = [massOrphaning, orphansFirst, churn, conflicts];
 
 const USAGE = `usage: npm run bench [-- --scenario N|name[,N|name…]] [--scale F]
   --scenario  run only these scenarios (numbers or names: ${SCENARIOS.map((s) => `${s.id} ${s.key}`).join(', ')})

@@ -97,7 +97,7 @@ async function startOnce(bins: ControlPlaneBinaries, crds: object[], opts: Contr
     const apiArgs = apiserverArgs({ etcdUrl, apiPort, certDir, dir, sa, authorization: opts.authorization ?? 'AlwaysAllow' });
     const apiserver = startProcess('kube-apiserver', bins.apiserver, apiArgs, join(dir, 'kube-apiserver.log'), opts.log);
     procs.push(apiserver);
-    const caData = await until(apiserver, 'a ready /readyz', 60_000, () => apiserverReady(server, token, certDir));
+    const caData = await until(apiserver, 'a ready /readyz', 120_000, () => apiserverReady(server, token, certDir));
     const kubeconfigPath = await writeKubeconfig(join(dir, 'kubeconfig.yaml'), { server, caData, token });
 
     const client = new ApiClient({ server, token, caData });
@@ -113,7 +113,7 @@ async function startOnce(bins: ControlPlaneBinaries, crds: object[], opts: Contr
     procs.push(kcm);
     let synced = false;
     kcm.onLine((line) => (synced ||= GC_SYNCED.test(line)));
-    await until(kcm, 'garbage collector sync', 60_000, async () => (synced ? true : undefined));
+    await until(kcm, 'garbage collector sync', 120_000, async () => (synced ? true : undefined));
 
     watchdog = startWatchdog(procs.map((p) => p.pid), [dir, dataDir]);
     return { server, token, caData, kubeconfigPath, dir, serverVersion, pids: procs.map((p) => p.pid), stop };

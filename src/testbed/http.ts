@@ -17,11 +17,11 @@ export class ApiError extends Error {
   readonly body: unknown;
 
   constructor(method: string, path: string, status: number, body: unknown) {
-    const status_ = body as { reason?: string; message?: string } | null;
-    super(`${method} ${path}: ${status} ${status_?.reason ?? ''} ${status_?.message ?? ''}`.trim());
+    const st = body as { reason?: string; message?: string } | null;
+    super(`${method} ${path}: ${status} ${st?.reason ?? ''} ${st?.message ?? ''}`.trim());
     this.name = 'ApiError';
     this.status = status;
-    this.reason = status_?.reason ?? '';
+    this.reason = st?.reason ?? '';
     this.body = body;
   }
 }

@@ -2,9 +2,8 @@
 // by PID (TERM, then KILL), and never outliving the Node process that started them, whether it
 // exits, is interrupted, or is killed outright (a watchdog shell reaps them then).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream } from 'node:fs';
+import { createWriteStream, rmSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { rmSync } from 'node:fs';
 import type { Socket } from 'node:net';
 
 /** Managed is one running program of the control plane. */
@@ -14,7 +13,7 @@ export interface Managed {
   logPath: string;
   /** exited resolves with the exit code (or signal name) once the process is gone. */
   exited: Promise<string>;
-  /** lines receives each output line; used to wait for readiness messages. */
+  /** onLine adds a listener for each output line; used to wait for readiness messages. */
   onLine(listener: (line: string) => void): void;
 }
 
@@ -32,7 +31,10 @@ export function startProcess(
 ): Managed {
   hookExit();
   const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  if (child.pid === undefined) throw new Error(`cannot start ${name} (${command})`);
+  if (child.pid === undefined) {
+    child.once('error', () => {}); // Reported by the throw below.
+    throw new Error(`cannot start ${name} (${command})`);
+  }
   const pid = child.pid;
   live.set(pid, child);
   // A forgotten stop() must not keep a test process alive: the exit hook kills what is left.
@@ -51,12 +53,11 @@ export function startProcess(
   };
   child.stdout.on('data', onData);
   child.stderr.on('data', onData);
+  child.once('exit', () => live.delete(pid));
+  // 'close' comes after the last output, so the log file is never written after its end.
   const exited = new Promise<string>((resolve) => {
     child.once('error', (err) => resolve(`error: ${err.message}`));
-    child.once('exit', (code, signal) => {
-      live.delete(pid);
-      resolve(signal ?? String(code));
-    });
+    child.once('close', (code, signal) => resolve(signal ?? String(code)));
   }).then(async (how) => {
     await new Promise<void>((resolve) => file.end(resolve));
     return how;
@@ -98,11 +99,13 @@ export function startWatchdog(pids: number[], dirs: string[]): number {
     kill -TERM ${pids.join(' ')} 2>/dev/null; sleep 5; kill -KILL ${pids.join(' ')} 2>/dev/null
     rm -rf ${dirs.map((d) => `'${d}'`).join(' ')}`;
   const dog = spawn('sh', ['-c', script], { stdio: 'ignore' });
-  if (dog.pid === undefined) throw new Error('cannot start the control-plane watchdog (sh)');
+  const pid = dog.pid;
+  dog.once('error', () => {}); // Reported by the throw below.
+  if (pid === undefined) throw new Error('cannot start the control-plane watchdog (sh)');
   dog.unref();
-  live.set(dog.pid, dog);
-  dog.once('exit', () => live.delete(dog.pid!));
-  return dog.pid;
+  live.set(pid, dog);
+  dog.once('exit', () => live.delete(pid));
+  return pid;
 }
 
 /** stopWatchdog ends a watchdog once the processes it guards are stopped. */

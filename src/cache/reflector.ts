@@ -63,7 +63,7 @@ export interface ReflectorOptions<T extends Versioned> {
   handlers: ReflectorHandlers<T>;
   observer?: ReflectorObserver;
   log?: ReflectorLog;
-  /** priority of lists and watch requests in the API budget (default 1: needed before any decision). */
+  /** priority of lists and watch requests in the API budget (default 0: lanes are strict, and below orphan work a watch could wait forever). */
   priority?: number;
   /** backoff after failures: from initialMs (200), doubling, capped at maxMs (30 s), jittered. */
   backoff?: { initialMs: number; maxMs: number };
@@ -175,7 +175,7 @@ export class Reflector<T extends Versioned> {
     for (;;) {
       let page: MetaList;
       try {
-        page = await o.source.list(scope.namespace, { labelSelector: o.labelSelector, limit: o.pageSize, continue: cont, priority: o.priority ?? 1 }, signal);
+        page = await o.source.list(scope.namespace, { labelSelector: o.labelSelector, limit: o.pageSize, continue: cont, priority: o.priority ?? 0 }, signal);
       } catch (err) {
         // A continue token expires with compaction (410): start the list again from the top.
         if (cont === undefined || !isGone(err) || ++expiredRestarts > 3) throw err;
@@ -223,7 +223,7 @@ export class Reflector<T extends Versioned> {
     try {
       const stream = o.source.watch(
         scope.namespace,
-        { labelSelector: o.labelSelector, resourceVersion: scope.rv ?? undefined, allowWatchBookmarks: true, timeoutSeconds, priority: o.priority ?? 1 },
+        { labelSelector: o.labelSelector, resourceVersion: scope.rv ?? undefined, allowWatchBookmarks: true, timeoutSeconds, priority: o.priority ?? 0 },
         AbortSignal.any([signal, watchdog.signal]),
       );
       for await (const ev of stream) {

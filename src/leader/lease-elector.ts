@@ -1,0 +1,294 @@
+// LeaseElector is leader election on a coordination.k8s.io/v1 Lease with client-go's semantics
+// (k8s.io/client-go/tools/leaderelection):
+// - A candidate takes the Lease when it is free (no holder) or expired. Expiry is measured on our
+//   own monotonic clock, from when we last saw the Lease change, never from the holder's
+//   renewTime: clocks of different machines disagree, and client-go trusts none but its own.
+// - The leader renews every retry period; if no renewal succeeds for the renew deadline, it
+//   stops leading. renewDeadline < leaseDuration is the margin that makes it stop before any
+//   other candidate may take over.
+// - Every write carries the resourceVersion it was computed from, so two candidates can never
+//   both win: the second write gets 409.
+// - Release (graceful shutdown) writes an empty holder with leaseDurationSeconds 1, so the next
+//   candidate takes over at its next retry instead of waiting out the lease.
+// Deliberate difference: a renewal that meets a Lease held by someone else stops leading at
+// once; client-go keeps trying until the renew deadline.
+
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { isNotFound } from '../kube/errors.ts';
+import { createLease, getLease, microTime, updateLease, type Lease, type LeaseApi, type LeaseSpec } from './lease.ts';
+
+/** LeaderLogger is the part of a pino logger the elector uses. */
+export interface LeaderLogger {
+  debug(fields: object, message: string): void;
+  info(fields: object, message: string): void;
+  warn(fields: object, message: string): void;
+  error(fields: object, message: string): void;
+}
+
+export interface LeaseElectorOptions {
+  api: LeaseApi;
+  namespace: string;
+  name: string;
+  /** identity must be unique per process: see defaultIdentity. */
+  identity: string;
+  leaseDurationMs: number;
+  renewDeadlineMs: number;
+  retryPeriodMs: number;
+  logger: LeaderLogger;
+  /**
+   * onStartedLeading starts the leader's work; `signal` aborts when leadership ends. If it
+   * returns a promise, leadership also ends when that settles, run() waits for it, and a
+   * rejection (or a throw) makes run() reject with it.
+   */
+  onStartedLeading(signal: AbortSignal): void | Promise<void>;
+  /** onStoppedLeading is called once leadership has ended, for whatever reason. */
+  onStoppedLeading(): void;
+}
+
+/** JITTER_FACTOR spreads candidates' retries over [1, 2.2] retry periods, as client-go does. */
+const JITTER_FACTOR = 1.2;
+
+/** defaultIdentity is the host (the pod name in Kubernetes) plus a random suffix, unique per process. */
+export function defaultIdentity(): string {
+  return `${hostname()}_${randomBytes(4).toString('hex')}`;
+}
+
+/** LeaseLost is thrown inside the renew loop when someone else holds or deleted the Lease. */
+class LeaseLost extends Error {}
+
+export class LeaseElector {
+  readonly #o: LeaseElectorOptions;
+  readonly #leaseSeconds: number;
+  /** #observed is the Lease as last read or written, and #observedAt when it last changed (monotonic ms). */
+  #observed: Lease | null = null;
+  #observedAt = 0;
+  /** #renewedAt is when the last successful write of ours was sent; the renew deadline counts from it. */
+  #renewedAt = 0;
+  #leading = false;
+  #stop: AbortController | null = null;
+  #running: Promise<void> | null = null;
+
+  constructor(options: LeaseElectorOptions) {
+    const { leaseDurationMs: lease, renewDeadlineMs: renew, retryPeriodMs: retry } = options;
+    if (!(retry > 0)) throw new RangeError(`leader election: retry period must be positive, got ${retry} ms`);
+    if (!(renew > JITTER_FACTOR * retry)) {
+      throw new RangeError(`leader election: renew deadline (${renew} ms) must exceed ${JITTER_FACTOR} × retry period (${retry} ms)`);
+    }
+    if (!(lease > renew)) throw new RangeError(`leader election: lease duration (${lease} ms) must exceed renew deadline (${renew} ms)`);
+    if (options.identity === '') throw new RangeError('leader election: identity must not be empty');
+    this.#o = options;
+    this.#leaseSeconds = Math.ceil(lease / 1000);
+  }
+
+  /** isLeader is true while leading and the last renewal is younger than the renew deadline. */
+  isLeader(): boolean {
+    return this.#leading && performance.now() - this.#renewedAt < this.#o.renewDeadlineMs;
+  }
+
+  /**
+   * run campaigns until this replica leads, then leads until `signal` aborts, a renewal fails
+   * past the renew deadline, someone else takes the Lease, or onStartedLeading's promise
+   * settles; it resolves after onStoppedLeading and after that promise has settled. It never
+   * releases the Lease: call release() for that. Call run once per elector.
+   */
+  run(signal: AbortSignal): Promise<void> {
+    if (this.#running !== null) throw new Error('LeaseElector.run was already called');
+    this.#stop = new AbortController();
+    const stop = AbortSignal.any([signal, this.#stop.signal]);
+    this.#running = this.#campaignAndLead(stop);
+    return this.#running;
+  }
+
+  /**
+   * release stops leading (if still leading), waits for the leader's work to finish, then hands
+   * the Lease over if we still hold it. It never throws: failure to release only means the next
+   * leader waits out the lease.
+   */
+  async release(): Promise<void> {
+    this.#stop?.abort();
+    await this.#running?.catch(() => undefined);
+    const held = this.#observed;
+    if (held === null || held.spec?.holderIdentity !== this.#o.identity) return;
+    const now = microTime(new Date());
+    const spec: LeaseSpec = { holderIdentity: '', leaseDurationSeconds: 1, acquireTime: now, renewTime: now, leaseTransitions: held.spec.leaseTransitions ?? 0 };
+    const fields = { lease: this.#leaseName(), identity: this.#o.identity };
+    try {
+      const released = await updateLease(this.#o.api, held, spec, AbortSignal.timeout(this.#o.renewDeadlineMs));
+      if (released === null) this.#o.logger.info(fields, 'lease changed since we held it; nothing to release');
+      else this.#o.logger.info(fields, 'released the leader lease');
+      this.#observed = released;
+    } catch (e) {
+      this.#o.logger.warn({ ...fields, err: e }, 'could not release the leader lease; the next leader waits for it to expire');
+    }
+  }
+
+  async #campaignAndLead(stop: AbortSignal): Promise<void> {
+    if (!(await this.#acquire(stop))) return;
+    const leading = new AbortController();
+    this.#leading = true;
+    this.#o.logger.info({ lease: this.#leaseName(), identity: this.#o.identity }, 'became the leader');
+    const work = this.#startWork(leading.signal);
+    const workDone = new AbortController();
+    work?.then(() => workDone.abort(), () => workDone.abort());
+
+    const why = await this.#renewUntilLost(AbortSignal.any([stop, workDone.signal]));
+    this.#leading = false;
+    leading.abort(new Error(`leadership ended: ${why}`));
+    this.#o.logger.info({ lease: this.#leaseName(), identity: this.#o.identity, why }, 'stopped leading');
+    try {
+      this.#o.onStoppedLeading();
+    } catch (e) {
+      this.#o.logger.error({ err: e }, 'onStoppedLeading threw');
+    }
+    await work;
+  }
+
+  /** startWork calls onStartedLeading; null when it returned no promise to follow. */
+  #startWork(signal: AbortSignal): Promise<void> | null {
+    try {
+      const result = this.#o.onStartedLeading(signal);
+      return result instanceof Promise ? result : null;
+    } catch (e) {
+      return Promise.reject(e as Error);
+    }
+  }
+
+  /** acquire tries every retry period (jittered) until it holds the Lease; false when stopped. */
+  async #acquire(stop: AbortSignal): Promise<boolean> {
+    while (!stop.aborted) {
+      try {
+        if (await this.#tryAcquire(stop)) return true;
+      } catch (e) {
+        if (stop.aborted) return false;
+        this.#o.logger.warn({ lease: this.#leaseName(), err: e }, 'leader election: could not read or write the lease; retrying');
+      }
+      const wait = this.#o.retryPeriodMs * (1 + Math.random() * JITTER_FACTOR);
+      if (!(await pause(wait, stop))) return false;
+    }
+    return false;
+  }
+
+  async #tryAcquire(signal: AbortSignal): Promise<boolean> {
+    const { api, identity } = this.#o;
+    const sentAt = performance.now();
+    const current = await getLease(api, this.#o, signal);
+    if (current === null) {
+      const created = await createLease(api, this.#o, this.#spec(null), signal);
+      if (created !== null) this.#hold(created, sentAt);
+      return created !== null;
+    }
+    this.#observe(current);
+    const holder = current.spec?.holderIdentity ?? '';
+    if (holder !== '' && holder !== identity && this.#observedStillValid(current)) return false;
+
+    const written = await updateLease(api, current, this.#spec(current), signal);
+    if (written !== null) this.#hold(written, sentAt);
+    return written !== null;
+  }
+
+  /** observedStillValid: the holder's lease duration has not passed since we saw the Lease change. */
+  #observedStillValid(lease: Lease): boolean {
+    const seconds = lease.spec?.leaseDurationSeconds ?? 0;
+    const durationMs = seconds > 0 ? seconds * 1000 : this.#o.leaseDurationMs;
+    return performance.now() < this.#observedAt + durationMs;
+  }
+
+  /** spec is the record we write over `from`: acquireTime and transitions change only on a takeover. */
+  #spec(from: Lease | null): LeaseSpec {
+    const now = microTime(new Date());
+    const old = from?.spec ?? {};
+    const ours = old.holderIdentity === this.#o.identity;
+    return {
+      holderIdentity: this.#o.identity,
+      leaseDurationSeconds: this.#leaseSeconds,
+      acquireTime: ours ? old.acquireTime : now,
+      renewTime: now,
+      leaseTransitions: from === null ? 0 : (old.leaseTransitions ?? 0) + (ours ? 0 : 1),
+    };
+  }
+
+  /** renewUntilLost renews every retry period; it returns why leadership ended. */
+  async #renewUntilLost(stop: AbortSignal): Promise<string> {
+    while (await pause(this.#o.retryPeriodMs, stop)) {
+      const deadline = this.#renewedAt + this.#o.renewDeadlineMs;
+      const outcome = await this.#renewBefore(deadline, stop);
+      if (outcome !== 'renewed') return outcome;
+    }
+    return 'stopped';
+  }
+
+  /** renewBefore retries the renewal every retry period until it succeeds or the deadline passes. */
+  async #renewBefore(deadline: number, stop: AbortSignal): Promise<string> {
+    while (!stop.aborted) {
+      const remaining = deadline - performance.now();
+      if (remaining <= 0) return `no renewal succeeded within the renew deadline (${this.#o.renewDeadlineMs} ms)`;
+      try {
+        // AbortSignal.timeout takes whole milliseconds; rounding down keeps inside the deadline.
+        await this.#renewOnce(AbortSignal.any([stop, AbortSignal.timeout(Math.max(1, Math.floor(remaining)))]));
+        return 'renewed';
+      } catch (e) {
+        if (e instanceof LeaseLost) return e.message;
+        if (stop.aborted) break;
+        this.#o.logger.warn({ lease: this.#leaseName(), err: e }, 'leader election: renewal failed; retrying');
+      }
+      if (!(await pause(Math.min(this.#o.retryPeriodMs, deadline - performance.now()), stop))) break;
+    }
+    return 'stopped';
+  }
+
+  async #renewOnce(signal: AbortSignal): Promise<void> {
+    const sentAt = performance.now();
+    const held = this.#observed;
+    if (held === null) throw new LeaseLost('the lease is gone');
+    let written: Lease | null;
+    try {
+      written = await updateLease(this.#o.api, held, this.#spec(held), signal);
+    } catch (e) {
+      if (isNotFound(e)) throw new LeaseLost('the lease was deleted');
+      throw e;
+    }
+    if (written !== null) return this.#hold(written, sentAt);
+
+    // 409: the Lease changed under us. Still ours (e.g. someone edited a label): renew from it.
+    const current = await getLease(this.#o.api, this.#o, signal);
+    if (current === null) throw new LeaseLost('the lease was deleted');
+    this.#observe(current);
+    const holder = current.spec?.holderIdentity ?? '';
+    if (holder !== this.#o.identity) throw new LeaseLost(`the lease was taken by "${holder}"`);
+    throw new Error('the lease changed but is still ours; renewing from the new version');
+  }
+
+  #observe(lease: Lease): void {
+    if (lease.metadata.resourceVersion !== this.#observed?.metadata.resourceVersion) {
+      this.#observedAt = performance.now();
+      const holder = lease.spec?.holderIdentity ?? '';
+      if (holder !== (this.#observed?.spec?.holderIdentity ?? '')) {
+        this.#o.logger.debug({ lease: this.#leaseName(), holder }, 'leader lease holder changed');
+      }
+    }
+    this.#observed = lease;
+  }
+
+  #hold(lease: Lease, sentAt: number): void {
+    this.#observed = lease;
+    this.#observedAt = performance.now();
+    this.#renewedAt = sentAt;
+  }
+
+  #leaseName(): string {
+    return `${this.#o.namespace}/${this.#o.name}`;
+  }
+}
+
+/** pause sleeps for ms; false when `signal` aborted first. */
+async function pause(ms: number, signal: AbortSignal): Promise<boolean> {
+  if (signal.aborted) return false;
+  try {
+    await sleep(Math.max(0, ms), undefined, { signal });
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -109,7 +109,9 @@ async function startOnce(bins: ControlPlaneBinaries, crds: object[], opts: Contr
       client.close();
     }
 
-    const kcm = startProcess('kube-controller-manager', bins.controllerManager, controllerManagerArgs(kubeconfigPath), join(dir, 'kube-controller-manager.log'), opts.log);
+    const kcmArgs = controllerManagerArgs(kubeconfigPath);
+    const kcmLog = join(dir, 'kube-controller-manager.log');
+    const kcm = startProcess('kube-controller-manager', bins.controllerManager, kcmArgs, kcmLog, opts.log);
     procs.push(kcm);
     let synced = false;
     kcm.onLine((line) => (synced ||= GC_SYNCED.test(line)));

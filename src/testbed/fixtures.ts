@@ -31,7 +31,14 @@ export interface PodObject {
     labels: Record<string, string>;
     annotations: Record<string, string>;
     finalizers?: string[];
-    ownerReferences?: { apiVersion: string; kind: string; name: string; uid: string; controller?: boolean; blockOwnerDeletion?: boolean }[];
+    ownerReferences?: {
+      apiVersion: string;
+      kind: string;
+      name: string;
+      uid: string;
+      controller?: boolean;
+      blockOwnerDeletion?: boolean;
+    }[];
   };
   spec: { restartPolicy: string; containers: Record<string, unknown>[] };
   status?: { phase?: string };

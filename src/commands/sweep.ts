@@ -1,7 +1,8 @@
 // `finalizer-sweeper sweep`: one pass over the cluster with the controller's own machinery. Owners
-// are listed first, then pods page by page, each pod triaged as it arrives so that removals start
-// with the first page; the command exits once every queued pod is done. It takes no lease: every
-// write carries its resourceVersion, so it is safe beside a running controller.
+// are listed first, then pods page by page into the queue; owners the cache cannot vouch for are
+// confirmed (one read each), then the workers drain the queue, most urgent first, and the command
+// exits once every queued pod is done. It takes no lease: every write carries its
+// resourceVersion, so it is safe beside a running controller.
 
 import type { Settings } from '../config/settings.ts';
 import { createLogger, type Logger } from '../log.ts';
@@ -62,19 +63,21 @@ async function sweep(settings: Settings, logger: Logger, shutdown: Shutdown, dis
     logger,
     quota: { take: () => removalsLeft > 0 && removalsLeft-- > 0, giveBack: () => void removalsLeft++ },
   });
-  const work = cleanup.run({
-    stop: shutdown.stop,
-    abort: shutdown.abort,
-    shouldRequeue: (key) => {
-      const n = (tries.get(key) ?? 0) + 1;
-      tries.set(key, n);
-      return n < MAX_TRIES && !shutdown.stop.aborted;
-    },
-    onOutcome: (key, outcome) => {
-      const final = outcome.kind !== 'retry' || (tries.get(key) ?? 0) >= MAX_TRIES || shutdown.stop.aborted;
-      tally.finished(key, outcome, final);
-    },
-  });
+  const startWork = () =>
+    cleanup.run({
+      stop: shutdown.stop,
+      abort: shutdown.abort,
+      shouldRequeue: (key) => {
+        const n = (tries.get(key) ?? 0) + 1;
+        tries.set(key, n);
+        return n < MAX_TRIES && !shutdown.stop.aborted;
+      },
+      onOutcome: (key, outcome) => {
+        const final = outcome.kind !== 'retry' || (tries.get(key) ?? 0) >= MAX_TRIES || shutdown.stop.aborted;
+        tally.finished(key, outcome, final);
+      },
+    });
+  let work: Promise<void> = Promise.resolve();
 
   display.start(tally, settings.dryRun);
   let exit: number = EXIT.ok;
@@ -86,6 +89,10 @@ async function sweep(settings: Settings, logger: Logger, shutdown: Shutdown, dis
       pods.set(pod);
       tally.listed(true, cleanup.observe(pod));
     });
+    // Work starts once everything is listed and every owner settled: the queue then hands
+    // out pods, and --max-removals, strictly orphans first. Listing is cheap next to removing.
+    await cleanup.settleOwners(pods.values(), shutdown.stop);
+    work = startWork();
     await untilIdle(cleanup, shutdown.stop);
   } catch (err) {
     if (!shutdown.stop.aborted) exit = listFailure(err, settings, logger);

@@ -5,7 +5,7 @@
 // implementation of any rule.
 
 import { decide, isActionable, type Decision, type Policy, type WaitReason } from '../decide/decide.ts';
-import { OwnerResolver, type OwnerReader } from '../decide/owner-resolver.ts';
+import { OwnerResolver, ownerName, type OwnerReader } from '../decide/owner-resolver.ts';
 import { objectKey, type PodMeta, type WorkflowMeta } from '../kube/objects.ts';
 import type { Settings } from '../config/settings.ts';
 import type { Metrics, RemovalResult } from '../metrics/metrics.ts';
@@ -63,7 +63,7 @@ export class Cleanup {
     });
     this.#reconciler = new Reconciler({
       pods: o.pods,
-      observedAt: (pod) => this.#firstSeen.get(pod.uid) ?? this.owners.now(),
+      observedAt: (pod) => this.#observedAt(pod),
       owners: this.owners,
       api: o.podApi,
       classify,
@@ -78,6 +78,32 @@ export class Cleanup {
   observe(pod: PodMeta): Decision {
     if (!this.#firstSeen.has(pod.uid)) this.#firstSeen.set(pod.uid, this.owners.now());
     return this.triage(pod);
+  }
+
+  /**
+   * settleOwners confirms, before any work starts, every owner the cache cannot vouch for: one
+   * live read per owner, shared by its pods. The sweep calls it after listing, so that the
+   * queue's order (orphans first) is also the order in which --max-removals is handed out:
+   * otherwise pods decidable from the cache would take the quota while orphans wait for reads.
+   * A failed read is left for the reconcile step to retry.
+   */
+  async settleOwners(pods: Iterable<PodMeta>, signal: AbortSignal): Promise<void> {
+    const onePerOwner = new Map<string, PodMeta>();
+    for (const pod of pods) {
+      const s = this.owners.cachedState(pod);
+      if (s.kind === 'unconfirmed' || (s.kind === 'alive' && s.completed === 'cached')) onePerOwner.set(`${pod.namespace}/${ownerName(pod)}`, pod);
+    }
+    const todo = [...onePerOwner.values()];
+    const lane = async () => {
+      for (let pod = todo.pop(); pod !== undefined && !signal.aborted; pod = todo.pop()) {
+        await this.owners.confirmedState(pod, this.#observedAt(pod), 0, signal).catch(() => undefined);
+      }
+    };
+    await Promise.all(Array.from({ length: this.#o.settings.podCleanupWorkers }, lane));
+  }
+
+  #observedAt(pod: PodMeta): number {
+    return this.#firstSeen.get(pod.uid) ?? this.owners.now();
   }
 
   /** forgetPod drops what is remembered of a deleted pod. */

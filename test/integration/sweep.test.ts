@@ -208,6 +208,19 @@ test('--max-removals removes exactly that many and says so in the JSON', async (
   assert.deepEqual(keys(ns, freed(before, now)), podsLogged(run.stderr, REMOVED));
 });
 
+test('--max-removals is spent on orphans first, even when their owners must be confirmed live', async (t) => {
+  const ns = await newNamespace(t);
+  await mixedScene(ns);
+  const before = await podStates(ns);
+
+  const run = await sweep(ns, ['--max-removals', String(MIXED.ownerGone.length)]);
+
+  assert.equal(run.code, 0, run.stderr);
+  assert.deepEqual(freed(before, await podStates(ns)), [...MIXED.ownerGone].sort());
+  assert.equal(run.summary.reasons['owner-gone'].removed, MIXED.ownerGone.length);
+  assert.equal(run.summary.reasons.recorded.removed + run.summary.reasons['pod-deleting'].removed, 0);
+});
+
 test('--max-removals in text mode prints the table and a line saying the limit stopped the run', async (t) => {
   const ns = await newNamespace(t);
   await recordedPods(ns, 2);

@@ -8,6 +8,8 @@ import { hideBin } from 'yargs/helpers';
 import { ConfigError, defineControllerOptions, defineSweepOptions, loadSettings } from './config/index.ts';
 import type { Command } from './config/index.ts';
 import { EXIT } from './commands/exit-codes.ts';
+import { CONFIG_KEY, KEYS } from './config/keys.ts';
+import { suggestKey } from './config/suggest.ts';
 
 async function main(argv: string[]): Promise<number> {
   let chosen: { command: Command; argv: Record<string, unknown> } | null = null;
@@ -22,11 +24,13 @@ async function main(argv: string[]): Promise<number> {
       chosen = { command: 'sweep', argv: a };
     })
     .strict()
+    // Flags stay kebab-case only: loadSettings reads them so, and "Unknown arguments" then names each once.
+    .parserConfiguration({ 'camel-case-expansion': false })
     .help()
     .version(false)
     .wrap(Math.min(110, process.stdout.columns ?? 110))
     .fail((msg, err) => {
-      usageError = msg ?? err?.message ?? 'invalid arguments';
+      usageError = withSuggestions(msg ?? err?.message ?? 'invalid arguments', argv[0] === 'sweep' ? 'sweep' : 'controller');
     })
     .parseAsync();
 
@@ -49,6 +53,18 @@ async function main(argv: string[]): Promise<number> {
   }
   if (command === 'sweep') return (await import('./commands/sweep.ts')).runSweep(settings);
   return (await import('./commands/controller.ts')).runController(settings);
+}
+
+/** withSuggestions adds, to yargs' "Unknown argument(s): a, b", the closest flag for each. */
+function withSuggestions(message: string, command: Command): string {
+  const unknown = /^Unknown arguments?: (.+)$/.exec(message);
+  if (unknown === null) return message;
+  const known = [CONFIG_KEY.flag, ...KEYS.filter((k) => k.commands.includes(command)).map((k) => k.flag)];
+  const hints = (unknown[1] as string).split(', ').flatMap((name) => {
+    const close = suggestKey(name, known);
+    return close === null ? [] : [`--${name}: did you mean --${close}?`];
+  });
+  return [message, ...hints].join('\n');
 }
 
 main(hideBin(process.argv)).then(

@@ -249,10 +249,10 @@ test('--reason owner-gone frees only the orphans and counts the others as filter
 
 // --- exit codes -------------------------------------------------------------------------------
 
-describe('bad flags and configuration exit 2 with one line on stderr and nothing on stdout', () => {
+describe('bad flags and configuration exit 2 with a message on stderr and nothing on stdout', () => {
   const cases: Array<[string, (dir: string) => Promise<string[]>, RegExp]> = [
     ['a negative --max-removals', async () => ['--max-removals', '-1'], /--max-removals \(flag\): "-1": out of range/],
-    ['an unknown flag', async () => ['--max-removal', '3'], /Unknown arguments?: max-removal\b/],
+    ['an unknown flag, with the closest one suggested', async () => ['--max-removal', '3'], /Unknown arguments?: max-removal\n--max-removal: did you mean --max-removals\?/],
     ['a config file with a wrong type', async (dir) => {
       const path = join(dir, 'bad-type.yaml');
       await writeFile(path, 'maxRemovals: "3"\n');

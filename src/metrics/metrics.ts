@@ -74,7 +74,7 @@ export class Metrics {
     this.#scrapeGauge('cached_objects', 'Objects held in the cache, by resource.', (set) => {
       for (const [resource, size] of this.#cacheSizes) set(resource, size());
     });
-    this.#scrapeGauge('seconds_since_last_watch_event', 'Seconds since a watch last proved alive, by resource.', (set) => {
+    this.#scrapeGauge('seconds_since_last_watch_event', 'Seconds since the last watch event (or bookmark), by resource.', (set) => {
       const now = this.#now();
       for (const [resource, at] of this.#lastWatchEvent) set(resource, Math.max(0, now - at) / 1000);
     });
@@ -116,8 +116,8 @@ export class Metrics {
   }
 
   /**
-   * watchEvent notes that the watch of `resource` is alive: call it on each event and bookmark,
-   * and when a list or watch (re)starts, so that a quiet but healthy watch stays fresh.
+   * watchEvent notes an event (or bookmark) on the watch of `resource`. In a quiet cluster the
+   * gauge grows however healthy the watch: it says "nothing arrived", not "broken".
    */
   watchEvent(resource: string): void {
     this.#lastWatchEvent.set(resource, this.#now());

@@ -11,8 +11,11 @@ import { massOrphaning } from './scenarios/mass-orphaning.ts';
 import { orphansFirst } from './scenarios/orphans-first.ts';
 import { churn } from './scenarios/churn.ts';
 import { conflicts } from './scenarios/conflicts.ts';
+import { memoryBandwidth } from './scenarios/memory-bandwidth.ts';
+import { startup } from './scenarios/startup.ts';
+import { sweep } from './scenarios/sweep.ts';
 
-const SCENARIOS: Scenario[] = [massOrphaning, orphansFirst, churn, conflicts];
+const SCENARIOS: Scenario[] = [massOrphaning, orphansFirst, churn, conflicts, memoryBandwidth, startup, sweep];
 
 const USAGE = `usage: npm run bench [-- --scenario N|name[,N|name…]] [--scale F]
   --scenario  run only these scenarios (numbers or names: ${SCENARIOS.map((s) => `${s.id} ${s.key}`).join(', ')})

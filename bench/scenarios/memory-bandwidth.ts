@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { DEFAULTS, startController } from '../contenders/sweeper.ts';
 import { BytePipe } from '../lib/byte-proxy.ts';
 import { startNode, type Child } from '../lib/child.ts';
-import { createPodSet } from '../lib/populate.ts';
+import { createNamespace, createPodSet } from '../lib/populate.ts';
 import { fig, goal } from '../lib/result.ts';
 import { ratio } from '../lib/stats.ts';
 import { scaled, seconds, type Scenario, type ScenarioContext } from './scenario.ts';
@@ -49,6 +49,14 @@ export const memoryBandwidth: Scenario = {
       return { child, synced: () => waitForLine(child, '"synced"', SYNC_TIMEOUT_MS) };
     });
     out.rows.push(row('full-object informer (client-node makeInformer)', informer));
+
+    // The same process with nothing to cache: how much of its RSS is the runtime and its modules.
+    await createNamespace(ctx.env.cluster, 's5-empty');
+    const empty = await measure(ctx, 'sweeper-empty', 1, async (kubeconfig) => {
+      const c = await startController({ kubeconfig, namespace: 's5-empty', config: DEFAULTS });
+      return { child: c.child, synced: () => c.waitReady(SYNC_TIMEOUT_MS) };
+    });
+    out.rows.push({ contender: `${DEFAULTS.label}, empty namespace`, figures: [fig('RSS after sync', empty.rss === null ? null : empty.rss / MB, 'MB')] });
 
     const bytesRatio = ratio(informer.bytesPerPod, sweeper.bytesPerPod);
     const rssRatio = ratio(informer.rss, sweeper.rss);

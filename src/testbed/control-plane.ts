@@ -22,6 +22,8 @@ import {
 export interface ControlPlaneOptions {
   /** RBAC to test permissions; the admin token user (system:masters) may do anything either way. */
   authorization?: 'AlwaysAllow' | 'RBAC';
+  /** Extra kube-apiserver flags, e.g. ['--watch-cache=false', '--etcd-compaction-interval=2s'] to provoke 410 Gone. */
+  apiserverArgs?: string[];
   /** Parsed CRDs, installed before the controller manager starts; default: the Workflow CRD. */
   crds?: object[];
   /** Receives every output line of the three programs, prefixed with the program's name. */
@@ -94,7 +96,7 @@ async function startOnce(bins: ControlPlaneBinaries, crds: object[], opts: Contr
     await until(etcd, 'a healthy /health', 30_000, () => etcdHealthy(etcdUrl));
 
     const certDir = join(dir, 'certs');
-    const apiArgs = apiserverArgs({ etcdUrl, apiPort, certDir, dir, sa, authorization: opts.authorization ?? 'AlwaysAllow' });
+    const apiArgs = [...apiserverArgs({ etcdUrl, apiPort, certDir, dir, sa, authorization: opts.authorization ?? 'AlwaysAllow' }), ...(opts.apiserverArgs ?? [])];
     const apiserver = startProcess('kube-apiserver', bins.apiserver, apiArgs, join(dir, 'kube-apiserver.log'), opts.log);
     procs.push(apiserver);
     const caData = await until(apiserver, 'a ready /readyz', 120_000, () => apiserverReady(server, token, certDir));

@@ -7,15 +7,15 @@ import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import { ApiClient } from '../kube/client.ts';
 import { createBudget } from '../kube/budget.ts';
-import { KubeConfigError, loadKubeConfig } from '../kube/kubeconfig.ts';
+import { KubeConfigError, loadTransport } from '../kube/credentials.ts';
 import { EXIT } from './exit-codes.ts';
 import { VERSION } from '../version.ts';
 
 /** connect returns the client, or the exit code to stop with (the error is logged). */
 export async function connect(settings: Settings, metrics: Metrics, logger: Logger): Promise<{ client: ApiClient } | number> {
   try {
-    const kc = loadKubeConfig({ kubeconfig: settings.kubeconfig, context: settings.context });
-    const client = await ApiClient.fromKubeConfig(kc, {
+    const transport = await loadTransport({ kubeconfig: settings.kubeconfig, context: settings.context });
+    const client = new ApiClient(transport, {
       budget: createBudget({ qps: settings.kubeApiQps, burst: settings.kubeApiBurst }),
       observer: { request: (verb, code, seconds) => metrics.apiRequest(verb, code, seconds) },
       // Workers, owner reads and the two lists each hold a socket at the busiest moment.

@@ -1,22 +1,11 @@
-// Finding the cluster: an explicit kubeconfig file, else client-node's default search
-// (KUBECONFIG, then ~/.kube/config, then the in-cluster service account).
+// Finding the cluster with client-node's KubeConfig: an explicit kubeconfig file, else its
+// default search (KUBECONFIG, then ~/.kube/config, then the in-cluster service account). The
+// controller and the sweep come here only for exec and auth-provider users (see credentials.ts).
 import { accessSync, constants } from 'node:fs';
 import { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfigError } from './kubeconfig-error.ts';
 
-/**
- * KubeConfigError is a failure to find or use cluster credentials. exitCode is what the CLI
- * should exit with: 2 for bad input the user can fix on the command line or in the file (an
- * unreadable or malformed file, an unknown context), 3 when there is no cluster to talk to at all.
- */
-export class KubeConfigError extends Error {
-  override readonly name = 'KubeConfigError';
-  readonly exitCode: 2 | 3;
-
-  constructor(message: string, exitCode: 2 | 3, options?: { cause?: unknown }) {
-    super(message, options);
-    this.exitCode = exitCode;
-  }
-}
+export { KubeConfigError };
 
 /**
  * loadKubeConfig loads the kubeconfig and selects the context. With `kubeconfig` that file is

@@ -4,7 +4,7 @@
 // (rotating service-account tokens, exec plugins), at most once a minute or after a 401.
 import type { AgentOptions, RequestOptions } from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { KubeConfigError } from './kubeconfig.ts';
+import { KubeConfigError } from './kubeconfig-error.ts';
 
 /** TlsMaterial is what the HTTPS agent needs to verify the server and present a client cert. */
 export type TlsMaterial = Pick<AgentOptions, 'ca' | 'cert' | 'key' | 'pfx' | 'passphrase' | 'servername' | 'rejectUnauthorized'>;

@@ -1,0 +1,132 @@
+// Helpers to run the controller against the shared control plane: in-process (to read its metrics
+// and log records directly) or as the real CLI in a child process (to stop it with SIGTERM and
+// start it again). Each is scoped to the test's namespaces, so tests never act on each other's pods.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { DEFAULTS, type Settings } from '../../src/config/settings.ts';
+import { Controller } from '../../src/controller/controller.ts';
+import { connect } from '../../src/commands/connect.ts';
+import { Metrics } from '../../src/metrics/metrics.ts';
+import { recordingLogger, type LogRecord } from '../../src/log.ts';
+
+/** RunningController is an in-process controller that leads alone (no leader election). */
+export interface RunningController {
+  controller: Controller;
+  metrics: Metrics;
+  /** records are its log lines, debug included, in the order they were logged. */
+  records: LogRecord[];
+  /** stop shuts it down as SIGTERM would and waits until every loop has ended. */
+  stop(): Promise<void>;
+}
+
+/**
+ * startController connects through the same code as the command (one client, one API budget),
+ * then runs the caches and leads at once. It does not wait for the caches to sync: see waitSynced.
+ */
+export async function startController(kubeconfig: string, settings: Partial<Settings> & { namespaces: string[] }): Promise<RunningController> {
+  const s: Settings = { ...DEFAULTS, leaderElect: false, metricsBindAddress: '0', healthProbeBindAddress: '0', ...settings, kubeconfig };
+  const { logger, records } = recordingLogger();
+  const metrics = new Metrics({ version: 'test' });
+  const connection = await connect(s, metrics, logger);
+  if (typeof connection === 'number') throw new Error(`cannot connect (exit code ${connection}): ${JSON.stringify(records)}`);
+  const { client } = connection;
+  const controller = new Controller({ settings: s, client, metrics, logger });
+  const stop = new AbortController();
+  const abort = new AbortController();
+  const running = Promise.all([controller.runCaches(stop.signal), controller.lead(stop.signal, abort.signal)]);
+  let stopped: Promise<void> | null = null;
+  return {
+    controller,
+    metrics,
+    records,
+    stop: () =>
+      (stopped ??= (async () => {
+        stop.abort(new Error('test over'));
+        const timer = setTimeout(() => abort.abort(new Error('shutdown timeout')), 10_000);
+        try {
+          await running;
+        } finally {
+          clearTimeout(timer);
+          client.close();
+        }
+      })()),
+  };
+}
+
+/** Removal is one "finalizer removed" log line: the pod's key ("namespace/name") and why. */
+export interface Removal {
+  pod: string;
+  reason: string;
+  level: LogRecord['level'];
+  /** time is when it was logged, in ms since the epoch (after the patch succeeded). */
+  time: number;
+}
+
+/** removals lists the removals logged so far, in order; `stale` ones are logged as warnings. */
+export function removals(records: readonly LogRecord[]): Removal[] {
+  return records
+    .filter((r) => r.msg.startsWith('finalizer removed') && typeof r.pod === 'string')
+    .map((r) => ({ pod: r.pod as string, reason: String(r.reason), level: r.level, time: Date.parse(String(r.time)) }));
+}
+
+/** resyncs counts the resync passes logged so far. */
+export function resyncs(records: readonly LogRecord[]): number {
+  return records.filter((r) => r.msg === 'resync').length;
+}
+
+/** metricValue reads one series of the controller's metrics, e.g. `conflicts_total` or `pods_waiting{reason="unattributable"}`. */
+export async function metricValue(metrics: Metrics, series: string): Promise<number | undefined> {
+  const name = `finalizer_sweeper_${series}`;
+  const line = (await metrics.registry.metrics()).split('\n').find((l) => l.startsWith(`${name} `));
+  return line === undefined ? undefined : Number(line.slice(name.length + 1));
+}
+
+const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
+
+/** CliController is `finalizer-sweeper controller` running in a child process. */
+export interface CliController {
+  child: ChildProcess;
+  /** records are its JSON log lines from stderr, parsed, in order. */
+  records: LogRecord[];
+  /** stderr is everything else it wrote there (anything that is not a JSON log line). */
+  stderr: string[];
+  /** exited resolves with the exit code (or the signal's name) once it has exited. */
+  exited: Promise<number | string>;
+  /** terminate sends SIGTERM (if still running) and waits for the exit. */
+  terminate(): Promise<number | string>;
+}
+
+/** spawnController starts the CLI with leader election and servers off, logging JSON at debug level. */
+export function spawnController(kubeconfig: string, args: string[]): CliController {
+  const child = spawn(
+    process.execPath,
+    [CLI, 'controller', '--kubeconfig', kubeconfig, '--leader-elect=false', '--metrics-bind-address', '0', '--health-probe-bind-address', '0', '--log-format', 'json', '--log-level', 'debug', ...args],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  const records: LogRecord[] = [];
+  const stderr: string[] = [];
+  let partial = '';
+  child.stderr?.setEncoding('utf8');
+  child.stderr?.on('data', (chunk: string) => {
+    const lines = (partial + chunk).split('\n');
+    partial = lines.pop() ?? '';
+    for (const line of lines) {
+      try {
+        records.push(JSON.parse(line) as LogRecord);
+      } catch {
+        stderr.push(line);
+      }
+    }
+  });
+  const exited = new Promise<number | string>((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')));
+  return {
+    child,
+    records,
+    stderr,
+    exited,
+    terminate: () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      return exited;
+    },
+  };
+}

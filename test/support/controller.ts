@@ -1,13 +1,13 @@
 // Helpers to run the controller against the shared control plane: in-process (to read its metrics
 // and log records directly) or as the real CLI in a child process (to stop it with SIGTERM and
 // start it again). Each is scoped to the test's namespaces, so tests never act on each other's pods.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import type { ChildProcess } from 'node:child_process';
 import { DEFAULTS, type Settings } from '../../src/config/settings.ts';
 import { Controller } from '../../src/controller/controller.ts';
 import { connect } from '../../src/commands/connect.ts';
 import { Metrics } from '../../src/metrics/metrics.ts';
 import { recordingLogger, type LogRecord } from '../../src/log.ts';
+import { logLines, startCli } from './cli.ts';
 
 /** RunningController is an in-process controller that leads alone (no leader election). */
 export interface RunningController {
@@ -81,51 +81,34 @@ export async function metricValue(metrics: Metrics, series: string): Promise<num
   return line === undefined ? undefined : Number(line.slice(name.length + 1));
 }
 
-const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
-
-/** CliController is `finalizer-sweeper controller` running in a child process. */
+/** CliController is `finalizer-sweeper controller` running in a child process (see cli.ts). */
 export interface CliController {
   child: ChildProcess;
-  /** records are its JSON log lines from stderr, parsed, in order. */
-  records: LogRecord[];
+  /** records are its JSON log lines from stderr so far, parsed, in order. */
+  readonly records: LogRecord[];
   /** stderr is everything else it wrote there (anything that is not a JSON log line). */
-  stderr: string[];
-  /** exited resolves with the exit code (or the signal's name) once it has exited. */
-  exited: Promise<number | string>;
-  /** terminate sends SIGTERM (if still running) and waits for the exit. */
+  readonly stderr: string[];
+  /** terminate sends SIGTERM (if still running) and resolves with the exit code (or the signal's name). */
   terminate(): Promise<number | string>;
 }
 
 /** spawnController starts the CLI with leader election and servers off, logging JSON at debug level. */
 export function spawnController(kubeconfig: string, args: string[]): CliController {
-  const child = spawn(
-    process.execPath,
-    [CLI, 'controller', '--kubeconfig', kubeconfig, '--leader-elect=false', '--metrics-bind-address', '0', '--health-probe-bind-address', '0', '--log-format', 'json', '--log-level', 'debug', ...args],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
+  const run = startCli(
+    ['controller', '--kubeconfig', kubeconfig, '--leader-elect=false', '--metrics-bind-address', '0', '--health-probe-bind-address', '0', '--log-format', 'json', '--log-level', 'debug', ...args],
+    { timeoutMs: 180_000 },
   );
-  const records: LogRecord[] = [];
-  const stderr: string[] = [];
-  let partial = '';
-  child.stderr?.setEncoding('utf8');
-  child.stderr?.on('data', (chunk: string) => {
-    const lines = (partial + chunk).split('\n');
-    partial = lines.pop() ?? '';
-    for (const line of lines) {
-      try {
-        records.push(JSON.parse(line) as LogRecord);
-      } catch {
-        stderr.push(line);
-      }
-    }
-  });
-  const exited = new Promise<number | string>((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')));
+  const exited = run.result.then((r) => r.code ?? r.signal ?? 'unknown');
   return {
-    child,
-    records,
-    stderr,
-    exited,
+    child: run.child,
+    get records() {
+      return logLines(run.stderr()) as LogRecord[];
+    },
+    get stderr() {
+      return run.stderr().split('\n').filter((l) => l !== '' && !l.startsWith('{'));
+    },
     terminate: () => {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      if (run.child.exitCode === null && run.child.signalCode === null) run.child.kill('SIGTERM');
       return exited;
     },
   };

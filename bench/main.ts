@@ -1,6 +1,7 @@
 // npm run bench [-- --scenario N|name[,…]] [--scale F]: runs the benchmark scenarios, each on a
 // fresh local control plane, prints the results as Markdown tables and writes them as JSON under
 // bench/results/. See BENCHMARKS.md for what is measured and how.
+import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { startEnv, machineOf } from './lib/env.ts';
@@ -59,6 +60,7 @@ async function main(): Promise<number> {
 
 async function runScenario(scenario: Scenario, scale: number, onVersion: (v: string) => void): Promise<ScenarioResult> {
   const started = performance.now();
+  const loadAtStart = loadavg()[0] ?? 0;
   const out: Outcome = { size: {}, rows: [], goals: [], notes: [] };
   const log = (message: string): void => console.error(`[${((performance.now() - started) / 1000).toFixed(1).padStart(6)} s] ${scenario.id} ${scenario.key}: ${message}`);
   let error: string | undefined;
@@ -75,7 +77,14 @@ async function runScenario(scenario: Scenario, scale: number, onVersion: (v: str
     error = err instanceof Error ? err.message : String(err);
     log(`failed: ${error}`);
   }
-  const result: ScenarioResult = { id: scenario.id, key: scenario.key, title: scenario.title, ...out, seconds: (performance.now() - started) / 1000 };
+  const result: ScenarioResult = {
+    id: scenario.id,
+    key: scenario.key,
+    title: scenario.title,
+    ...out,
+    seconds: (performance.now() - started) / 1000,
+    loadAverage: { start: loadAtStart, end: loadavg()[0] ?? 0 },
+  };
   if (error !== undefined) result.error = error;
   return result;
 }

@@ -37,6 +37,7 @@ export function renderScenario(s: ScenarioResult): string {
     out.push('');
   }
   for (const n of s.notes) out.push(`- ${n}`);
+  out.push(`- ${Math.round(s.seconds)} s; load average ${s.loadAverage.start.toFixed(1)} at the start, ${s.loadAverage.end.toFixed(1)} at the end.`);
   if (s.error) out.push(`- **failed**: ${s.error}`);
   return out.join('\n').trimEnd();
 }

@@ -32,6 +32,8 @@ export interface ScenarioResult {
   goals: Goal[];
   notes: string[];
   seconds: number;
+  /** loadAverage: the machine's 1-minute load average as the scenario began and ended (2 cores). */
+  loadAverage: { start: number; end: number };
   /** error: the scenario failed; its rows hold what was measured before. */
   error?: string;
 }

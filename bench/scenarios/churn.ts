@@ -66,7 +66,7 @@ export const churn: Scenario = {
       out.goals.push(
         goal('finalizer-sweeper: zero writes', sweeperWrites, 'writes', (v) => v === 0),
         goal('finalizer-sweeper: next to zero queue adds (at most 1 per 1,000 updates)', per(sweeperAdds, updates), 'per update', (v) => v <= 0.001),
-        goal('every pod still holds the finalizer (its owner is alive and has not recorded it)', held, `of ${pods} pods`, (v) => v === pods),
+        goal('every pod still holds the finalizer (its owner is alive and has not recorded it)', held, `of ${pods.toLocaleString('en-US')} pods`, (v) => v === pods),
       );
       out.notes.push(
         `Updates, in ten rounds over all pods at concurrency ${CONCURRENCY}: phase and message (status subresource), a label, an annotation, in turn.`,

@@ -1,6 +1,5 @@
 // Creating the scenarios' objects: Workflows and their finalizer-held pods, shaped by the test
 // bed's fixtures (as Argo's controller creates them), at the API server's pace.
-import { randomBytes } from 'node:crypto';
 import { mapConcurrent, type Cluster } from '../../src/testbed/cluster.ts';
 import { ARGO_FINALIZER, newPod, newWorkflow, type WorkflowObject } from '../../src/testbed/fixtures.ts';
 
@@ -19,12 +18,8 @@ export interface PodSetOptions {
   completedWorkflows?: boolean;
   /** completedPods: the pods carry completed="true" (their state is recorded). */
   completedPods?: boolean;
-  /**
-   * randomEnvKB adds this many KB of env as random base64. The fixture's own fatEnvKB filler is
-   * one repeated letter, which the gzip that client-node negotiates shrinks about a thousand-fold;
-   * Argo's real env (the template as JSON) does not shrink like that.
-   */
-  randomEnvKB?: number;
+  /** envKB gives each pod an ARGO_TEMPLATE of this many KB (the fixture's fatEnvKB: random, as real templates barely compress). */
+  envKB?: number;
   /** extraFinalizers are put on every pod after ours (another controller's). */
   extraFinalizers?: string[];
 }
@@ -64,10 +59,9 @@ export async function createPodSet(cluster: Cluster, o: PodSetOptions): Promise<
         name,
         workflow: { name: wf.metadata.name, uid: wf.metadata.uid ?? '' },
         completed: o.completedPods === true,
+        fatEnvKB: o.envKB ?? 0,
         ...(o.extraFinalizers ? { finalizers: [ARGO_FINALIZER, ...o.extraFinalizers] } : {}),
       });
-      const container = pod.spec.containers[0];
-      if (o.randomEnvKB && container) addRandomEnv(container, o.randomEnvKB);
       await cluster.createPod(pod);
     });
   }
@@ -77,10 +71,4 @@ export async function createPodSet(cluster: Cluster, o: PodSetOptions): Promise<
 /** deleteWorkflows deletes them (background propagation: the garbage collector then marks their pods). */
 export async function deleteWorkflows(cluster: Cluster, workflows: readonly WorkflowObject[]): Promise<void> {
   await mapConcurrent(workflows, CREATE_CONCURRENCY, (wf) => cluster.deleteWorkflow(wf.metadata.namespace, wf.metadata.name));
-}
-
-function addRandomEnv(container: Record<string, unknown>, kb: number): void {
-  const env = container['env'] as { name: string; value: string }[];
-  // 768 random bytes are 1,024 base64 characters.
-  for (let i = 0; i < kb; i++) env.push({ name: `ARGO_TEMPLATE_PART_${i}`, value: randomBytes(768).toString('base64') });
 }

@@ -37,7 +37,7 @@ export const memoryBandwidth: Scenario = {
     out.size = { pods, 'KB of env per pod': ENV_KB };
     const namespace = 's5-fat';
     ctx.log(`creating ${pods} pods with ${ENV_KB} KB of env each`);
-    await createPodSet(ctx.env.cluster, { namespace, workflows, podsPerWorkflow: PODS_PER_WORKFLOW, randomEnvKB: ENV_KB });
+    await createPodSet(ctx.env.cluster, { namespace, workflows, podsPerWorkflow: PODS_PER_WORKFLOW, envKB: ENV_KB });
 
     const sweeper = await measure(ctx, 'sweeper', pods, async (kubeconfig) => {
       const c = await startController({ kubeconfig, namespace, config: DEFAULTS });

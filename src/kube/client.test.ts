@@ -252,3 +252,22 @@ test('aborting a watch ends it with the signal reason', async (t) => {
   };
   await assert.rejects(consume(), /shutdown/);
 });
+
+test('requests ask for gzip and decode it, counting the compressed bytes; watches do not ask', async (t) => {
+  const { gzipSync } = await import('node:zlib');
+  const big = JSON.stringify({ items: Array.from({ length: 200 }, (_, i) => ({ metadata: { name: `pod-${i}`, labels: { a: 'b' } } })) });
+  const packed = gzipSync(big);
+  const asked: string[] = [];
+  handler = (req, res) => {
+    asked.push(`${req.url} ${req.headers['accept-encoding'] ?? 'none'}`);
+    if (req.url?.startsWith('/watch')) return void res.end('{"type":"ADDED","object":{"metadata":{"name":"p"}}}\n');
+    res.setHeader('Content-Encoding', 'gzip');
+    res.end(packed);
+  };
+  const c = client();
+  t.after(() => c.close());
+  assert.deepEqual(await c.request({ method: 'GET', path: '/list' }), JSON.parse(big));
+  assert.equal(c.stats.bytesReceived, packed.length);
+  for await (const _ of c.watch({ method: 'GET', path: '/watch' })) void _;
+  assert.deepEqual(asked, ['/list gzip', '/watch none']);
+});

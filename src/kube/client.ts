@@ -1,6 +1,8 @@
 // ApiClient: JSON over HTTP/1.1 keep-alive to the API server, every call through the one Budget.
 // Requests share one agent sized for the workers' concurrency; watches get an agent of their own,
 // because each holds its socket for minutes and must never take one a patch is waiting for.
+import { promisify } from 'node:util';
+import { gunzip } from 'node:zlib';
 import * as http from 'node:http';
 import * as https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -52,6 +54,7 @@ export interface ClientStats {
 }
 
 const DEFAULT_PRIORITY = 5;
+const gunzipAsync = promisify(gunzip);
 
 /** ApiClient is the only code that talks to the API server. */
 export class ApiClient {
@@ -168,6 +171,9 @@ export class ApiClient {
   #sendOnce(opts: RequestOptions, agent: http.Agent, auth: Record<string, string>, streaming: boolean): Promise<http.IncomingMessage> {
     const body = encodeBody(opts.body);
     const headers: Record<string, string> = { ...auth, Accept: opts.accept ?? 'application/json', 'User-Agent': this.#userAgent };
+    // Lists are large and compress well; the API server gzips answers over 128 KB when asked.
+    // Watch streams are not compressed by the server, so they do not ask.
+    if (!streaming) headers['Accept-Encoding'] = 'gzip';
     if (body !== null) {
       headers['Content-Type'] = opts.contentType ?? 'application/json';
       headers['Content-Length'] = String(body.length);
@@ -214,10 +220,12 @@ export class ApiClient {
     return this.#headers;
   }
 
+  /** #readBody reads the whole answer (counting the bytes as received) and decompresses it. */
   async #readBody(res: http.IncomingMessage): Promise<Buffer> {
     const chunks: Buffer[] = [];
     for await (const chunk of this.#counted(res)) chunks.push(chunk);
-    return Buffer.concat(chunks);
+    const raw = Buffer.concat(chunks);
+    return res.headers['content-encoding'] === 'gzip' ? gunzipAsync(raw) : raw;
   }
 
   async *#counted(res: http.IncomingMessage): AsyncGenerator<Buffer> {

@@ -1,5 +1,7 @@
-// Builders for Argo-shaped objects (see the README's "What the product serves"): plain objects,
-// ready to POST, shaped like what Argo's controller creates. Pure functions: no I/O, no clock.
+// Builders for Argo-shaped objects: plain objects, ready to POST, shaped like what Argo's
+// controller creates. No I/O and no clock; only a fat env is random.
+
+import { randomBytes } from 'node:crypto';
 
 /** ARGO_FINALIZER is the finalizer Argo puts on every workflow pod at creation. */
 export const ARGO_FINALIZER = 'workflows.argoproj.io/status';
@@ -126,7 +128,10 @@ function fatEnv(kb: number): { name: string; value: string }[] {
     { name: 'ARGO_DEADLINE', value: '0001-01-01T00:00:00Z' },
     { name: 'ARGO_PROGRESS_FILE', value: '/var/run/argo/progress' },
   ];
-  if (kb > 0) env.push({ name: 'ARGO_TEMPLATE', value: `{"name":"main","container":{"args":"${'x'.repeat(kb * 1024)}"}}` });
+  // Random, not one repeated letter: a real template barely shrinks under the gzip that clients
+  // negotiate, while a run of one letter shrinks a thousand-fold and would flatter full objects.
+  // 768 random bytes are 1,024 base64 characters.
+  if (kb > 0) env.push({ name: 'ARGO_TEMPLATE', value: randomBytes(768 * kb).toString('base64') });
   return env;
 }
 

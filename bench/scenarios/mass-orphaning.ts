@@ -6,8 +6,9 @@ import { runCeiling } from '../contenders/ceiling.ts';
 import { DEFAULTS, TUNED, apiRequests, startController, workersOf, type Config } from '../contenders/sweeper.ts';
 import { createPodSet, deleteWorkflows, type PodSet } from '../lib/populate.ts';
 import { CeilingSeries, withRatio } from '../lib/ceiling-series.ts';
+import { meterProcesses, meterSelf, perThousand } from '../lib/cpu.ts';
 import { RemovalWatch } from '../lib/removal-watch.ts';
-import { fig, goal, type Row } from '../lib/result.ts';
+import { fig, format, goal, type Row } from '../lib/result.ts';
 import { per, ratePerSecond, ratio } from '../lib/stats.ts';
 import { scaled, type Outcome, type Scenario, type ScenarioContext } from './scenario.ts';
 
@@ -26,13 +27,20 @@ export const massOrphaning: Scenario = {
     // At least 3 Workflows: the rate must reach past the bucket's burst of 100.
     const argoWorkflows = scaled(ARGO_WORKFLOWS, ctx.scale, 3);
     out.size = { pods: workflows * PODS_PER_WORKFLOW, Workflows: workflows };
-    const concurrencies = [workersOf(DEFAULTS), workersOf(TUNED)];
+    // Each configuration between two ceiling runs at its concurrency, so that a ratio compares
+    // runs minutes apart at most. The tuned run, short and at the server's pace, is taken twice
+    // like the ceiling; the defaults' run is paced by its own budget.
     const ceilings = new CeilingSeries();
-    for (const c of concurrencies) await ceilingRun(ctx, workflows, c, ceilings, 'a');
-    const sweeper = new Map<string, Measured & { requestsPerRemoval: number | null }>();
-    for (const config of [DEFAULTS, TUNED]) sweeper.set(config.label, await controllerRun(ctx, workflows, config));
+    const sweeper = new Map<string, ControllerMeasured>();
+    for (const config of [DEFAULTS, TUNED]) {
+      const c = workersOf(config);
+      await ceilingRun(ctx, workflows, c, ceilings, 'a');
+      const runs = [await controllerRun(ctx, workflows, config, 'a')];
+      if (config === TUNED) runs.push(await controllerRun(ctx, workflows, config, 'b'));
+      await ceilingRun(ctx, workflows, c, ceilings, 'b');
+      sweeper.set(config.label, bestOf(runs));
+    }
     const argo = await argoRun(ctx, argoWorkflows);
-    for (const c of concurrencies) await ceilingRun(ctx, workflows, c, ceilings, 'b');
 
     out.rows.push(...ceilings.rows());
     for (const config of [DEFAULTS, TUNED]) {
@@ -43,8 +51,9 @@ export const massOrphaning: Scenario = {
     addGoals(out, sweeper, ceilings, argo.rate);
     out.notes.push(
       `The argo-style reproduction ran on ${argoWorkflows * PODS_PER_WORKFLOW} pods; its rate includes the bucket's initial burst of 100.`,
-      'Each ceiling row is the minimal patch loop at that client concurrency, run before and after the controllers (the better run counts); a controller is compared with the ceiling at its own worker count.',
+      'Each ceiling row is the minimal patch loop at that client concurrency, run just before and just after the configuration it is compared with (the better run counts); a controller is compared with the ceiling at its own worker count. The tuned controller also runs twice (the better run counts).',
       'API requests count every request from the Workflow deletion to the last removal (the argo-style row: its patches and live pod lists).',
+      'CPU is the contender\'s process over the same window; for the ceiling, the benchmark\'s own process (its patch loop, and the watch that times every contender). Control-plane CPU is etcd, kube-apiserver and kube-controller-manager together (the garbage collector keeps marking pods meanwhile).',
     );
   },
 };
@@ -59,26 +68,45 @@ async function ceilingRun(ctx: ScenarioContext, workflows: number, concurrency: 
   await withOrphans(ctx, `s1-ceiling-${concurrency}-${run}`, workflows, label, async (set, watch) => {
     const client = ctx.env.newClient(concurrency);
     try {
+      const server = meterProcesses(ctx.env.plane.pids);
+      const self = meterSelf();
       await deleteWorkflows(ctx.env.cluster, set.workflows);
       const r = await runCeiling(client, set.namespace, concurrency);
       await watch.waitFor(set.podNames, 60_000, label);
-      series.add(concurrency, ratePerSecond(watch.timesOf(set.podNames)), [fig('API requests per removal', per(r.requests, r.removed)), fig('conflicts', r.conflicts)]);
+      const removed = set.podNames.length;
+      series.add(concurrency, ratePerSecond(watch.timesOf(set.podNames)), [
+        fig('API requests per removal', per(r.requests, r.removed)),
+        fig('conflicts', r.conflicts),
+        fig('CPU per 1,000 removals', perThousand(self.seconds(), removed), 's'),
+        fig('control-plane CPU per 1,000 removals', perThousand(server.seconds(), removed), 's'),
+      ]);
     } finally {
       client.close();
     }
   });
 }
 
-async function controllerRun(ctx: ScenarioContext, workflows: number, config: Config): Promise<Measured & { requestsPerRemoval: number | null }> {
-  return withOrphans(ctx, `s1-${config === TUNED ? 'tuned' : 'defaults'}`, workflows, config.label, async (set, watch) => {
+type ControllerMeasured = Measured & { requestsPerRemoval: number | null };
+
+/** bestOf keeps the faster run, noting every run's rate when there were several. */
+function bestOf(runs: ControllerMeasured[]): ControllerMeasured {
+  const best = runs.reduce((a, b) => ((b.rate ?? -1) > (a.rate ?? -1) ? b : a));
+  if (runs.length < 2) return best;
+  return { ...best, row: { ...best.row, note: `best of ${runs.length} runs: ${runs.map((r) => format(r.rate)).join(' and ')}/s` } };
+}
+
+async function controllerRun(ctx: ScenarioContext, workflows: number, config: Config, run: string): Promise<ControllerMeasured> {
+  return withOrphans(ctx, `s1-${config === TUNED ? 'tuned' : 'defaults'}-${run}`, workflows, config.label, async (set, watch) => {
     const controller = await startController({ kubeconfig: ctx.env.plane.kubeconfigPath, namespace: set.namespace, config });
     try {
       await controller.waitReady(READY_TIMEOUT_MS);
       const before = await controller.metrics();
       const cpuBefore = controller.child.cpuSeconds();
+      const server = meterProcesses(ctx.env.plane.pids);
       await deleteWorkflows(ctx.env.cluster, set.workflows);
       await watch.waitFor(set.podNames, 30_000 + set.podNames.length * 20, config.label);
       const cpuAfter = controller.child.cpuSeconds();
+      const serverCpu = server.seconds();
       const after = await controller.metrics();
       const removed = set.podNames.length;
       const rate = ratePerSecond(watch.timesOf(set.podNames));
@@ -96,6 +124,7 @@ async function controllerRun(ctx: ScenarioContext, workflows: number, config: Co
             fig('API requests per removal', requestsPerRemoval),
             fig('conflicts', conflicts),
             fig('CPU per 1,000 removals', cpu, 's'),
+            fig('control-plane CPU per 1,000 removals', perThousand(serverCpu, removed), 's'),
           ],
         },
       };
@@ -112,10 +141,12 @@ async function argoRun(ctx: ScenarioContext, workflows: number): Promise<Measure
     try {
       await argo.waitSynced(READY_TIMEOUT_MS);
       const cpuBefore = argo.child.cpuSeconds();
+      const server = meterProcesses(ctx.env.plane.pids);
       await deleteWorkflows(ctx.env.cluster, set.workflows);
       // 10 a second after a burst of 100, with room for duplicate enqueues.
       await watch.waitFor(set.podNames, 60_000 + set.podNames.length * 200, ARGO_LABEL);
       const cpuAfter = argo.child.cpuSeconds();
+      const serverCpu = server.seconds();
       const stats = await argo.stop();
       stopped = true;
       const removed = set.podNames.length;
@@ -131,6 +162,7 @@ async function argoRun(ctx: ScenarioContext, workflows: number): Promise<Measure
             fig('API requests per removal', per(stats.patches + stats.liveLists, removed)),
             fig('conflicts', stats.conflicts),
             fig('CPU per 1,000 removals', cpu, 's'),
+            fig('control-plane CPU per 1,000 removals', perThousand(serverCpu, removed), 's'),
           ],
         },
       };
@@ -155,7 +187,7 @@ async function withOrphans<T>(ctx: ScenarioContext, namespace: string, workflows
   }
 }
 
-function addGoals(out: Outcome, sweeper: Map<string, { rate: number | null; requestsPerRemoval: number | null }>, ceilings: CeilingSeries, argoRate: number | null): void {
+function addGoals(out: Outcome, sweeper: Map<string, ControllerMeasured>, ceilings: CeilingSeries, argoRate: number | null): void {
   for (const config of [TUNED, DEFAULTS]) {
     const s = sweeper.get(config.label);
     const r = ratio(s?.rate ?? null, ceilings.best(workersOf(config)));

@@ -17,6 +17,8 @@ const WORKFLOWS = 50;
 /** The argo-style reproduction runs on a subset: at 10 removals a second the full set takes 8 minutes. */
 const ARGO_WORKFLOWS = 5;
 const READY_TIMEOUT_MS = 120_000;
+/** The argo-style bucket's burst: the removals past it show its sustained rate. */
+const ARGO_BURST = 100;
 
 export const massOrphaning: Scenario = {
   id: 1,
@@ -50,7 +52,7 @@ export const massOrphaning: Scenario = {
     out.rows.push(argo.row);
     addGoals(out, sweeper, ceilings, argo.rate);
     out.notes.push(
-      `The argo-style reproduction ran on ${argoWorkflows * PODS_PER_WORKFLOW} pods; its rate includes the bucket's initial burst of 100.`,
+      `The argo-style reproduction ran on ${argoWorkflows * PODS_PER_WORKFLOW} pods; its removals/s includes the bucket's initial burst of 100 (the goals use it, which favours argo-style), the next column leaves the burst out.`,
       'Each ceiling row is the minimal patch loop at that client concurrency, run just before and just after the configuration it is compared with (the better run counts); a controller is compared with the ceiling at its own worker count. The tuned controller also runs twice (the better run counts).',
       'API requests count every request from the Workflow deletion to the last removal (the argo-style row: its patches and live pod lists).',
       'CPU is the contender\'s process over the same window; for the ceiling, the benchmark\'s own process (its patch loop, and the watch that times every contender). Control-plane CPU is etcd, kube-apiserver and kube-controller-manager together (the garbage collector keeps marking pods meanwhile).',
@@ -159,6 +161,7 @@ async function argoRun(ctx: ScenarioContext, workflows: number): Promise<Measure
           note: `on ${removed} pods`,
           figures: [
             fig('removals/s', rate),
+            fig('removals/s after the first 100', ratePerSecond(afterBurst(watch.timesOf(set.podNames)))),
             fig('API requests per removal', per(stats.patches + stats.liveLists, removed)),
             fig('conflicts', stats.conflicts),
             fig('CPU per 1,000 removals', cpu, 's'),
@@ -170,6 +173,11 @@ async function argoRun(ctx: ScenarioContext, workflows: number): Promise<Measure
       if (!stopped) await argo.stop().catch(() => undefined);
     }
   });
+}
+
+/** afterBurst drops the first BURST removals: what is left runs at the bucket's sustained rate. */
+function afterBurst(times: number[]): number[] {
+  return [...times].sort((a, b) => a - b).slice(ARGO_BURST);
 }
 
 /** withOrphans creates a namespace of Workflows with finalizer-held pods, watches it, and runs `measure`. */

@@ -67,7 +67,7 @@ export const memoryBandwidth: Scenario = {
       goal('at least 20 times less RSS than the full-object informer', rssRatio, '×', (v) => v >= 20),
     );
     out.notes.push(
-      `The ${ENV_KB} KB of env are random base64 (see populate.ts: the test bed's one-letter filler would let gzip, which client-node's fetch negotiates and finalizer-sweeper's client does not, shrink the informer's list a thousand-fold).`,
+      `The ${ENV_KB} KB of env are one random ARGO_TEMPLATE variable (the test bed's fatEnvKB), as Argo's executor gets the template: it barely compresses under the gzip both clients ask for on lists.`,
       'Bytes are counted on the wire by a loopback TCP proxy (TLS records and HTTP framing included), from process start until synced (controller: /readyz answers 200; informer: its start() resolved).',
       `RSS is VmRSS from /proc, ${SETTLE_MS / 1000} s after sync.`,
     );

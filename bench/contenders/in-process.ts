@@ -5,14 +5,11 @@
 import { connect } from '../../src/commands/connect.ts';
 import { Controller } from '../../src/controller/controller.ts';
 import { DEFAULTS, type Settings } from '../../src/config/settings.ts';
-import type { ApiClient } from '../../src/kube/client.ts';
 import { createLogger } from '../../src/log.ts';
 import { Metrics } from '../../src/metrics/metrics.ts';
 
 export interface InProcessController {
   controller: Controller;
-  client: ApiClient;
-  metrics: Metrics;
   /** waitSynced waits until both caches have listed. */
   waitSynced(timeoutMs: number): Promise<void>;
   /** lead starts working the queue (as a replica that won, or runs without, leader election). */
@@ -43,8 +40,6 @@ export async function startInProcess(o: { kubeconfig: string; namespace: string;
   let work: Promise<void> = Promise.resolve();
   return {
     controller,
-    client,
-    metrics,
     waitSynced: async (timeoutMs) => {
       const deadline = performance.now() + timeoutMs;
       while (!controller.synced()) {

@@ -14,8 +14,6 @@ export interface PodSetOptions {
   podsPerWorkflow: number;
   /** prefix of the Workflow names (pods are named WORKFLOW-pN). */
   prefix?: string;
-  /** completedWorkflows: the Workflows carry Argo's completed="true" (finished and recorded). */
-  completedWorkflows?: boolean;
   /** completedPods: the pods carry completed="true" (their state is recorded). */
   completedPods?: boolean;
   /** envKB gives each pod an ARGO_TEMPLATE of this many KB (the fixture's fatEnvKB: random, as real templates barely compress). */
@@ -46,7 +44,7 @@ export async function createPodSet(cluster: Cluster, o: PodSetOptions): Promise<
   const prefix = o.prefix ?? 'wf';
   const names = Array.from({ length: o.workflows }, (_, i) => `${prefix}-${i}`);
   const workflows = await mapConcurrent(names, CREATE_CONCURRENCY, (name) =>
-    cluster.createWorkflow(newWorkflow({ namespace: o.namespace, name, completed: o.completedWorkflows === true })),
+    cluster.createWorkflow(newWorkflow({ namespace: o.namespace, name })),
   );
   const specs: { wf: WorkflowObject; name: string }[] = [];
   for (const wf of workflows) {

@@ -82,10 +82,13 @@ async function sweep(settings: Settings, logger: Logger, shutdown: Shutdown, dis
   display.start(tally, settings.dryRun);
   let exit: number = EXIT.ok;
   try {
-    await listAll(apis.workflows, undefined, settings, shutdown.stop, (obj) => void workflows.set(apis.trimWorkflow(obj)));
+    await listAll(apis.workflows, undefined, settings, shutdown.stop, (obj) => {
+      const wf = trimmed(obj, apis.trimWorkflow, logger);
+      if (wf !== null) workflows.set(wf);
+    });
     await listAll(apis.pods, settings.podSelector, settings, shutdown.stop, (obj) => {
-      const pod = apis.trimPod(obj);
-      if (!pod.finalizers.includes(settings.finalizer)) return tally.listed(false, { action: 'none' });
+      const pod = trimmed(obj, apis.trimPod, logger);
+      if (pod === null || !pod.finalizers.includes(settings.finalizer)) return tally.listed(false, { action: 'none' });
       pods.set(pod);
       tally.listed(true, cleanup.observe(pod));
     });
@@ -133,6 +136,16 @@ async function listAll(api: MetadataApi, labelSelector: string | undefined, sett
       for (const obj of page.items) each(obj);
       token = page.continue;
     } while (token !== null);
+  }
+}
+
+/** trimmed trims a listed object, or logs and skips one that lacks what every object has. */
+function trimmed<T>(obj: MetaObject, trim: (obj: MetaObject) => T, logger: Logger): T | null {
+  try {
+    return trim(obj);
+  } catch (err) {
+    logger.warn({ object: `${obj.metadata?.namespace ?? ''}/${obj.metadata?.name ?? '?'}`, err: (err as Error).message }, 'skipping an object that cannot be read');
+    return null;
   }
 }
 

@@ -12,6 +12,7 @@ import { useTestCluster } from '../support/cluster.ts';
 import { startCli, type RunningCli } from '../support/cli.ts';
 import { newPod, newWorkflow, ARGO_FINALIZER } from '../../src/testbed/fixtures.ts';
 import type { Cluster } from '../../src/testbed/cluster.ts';
+import { DEFAULTS } from '../../src/config/settings.ts';
 
 const { cluster, kubeconfigPath, newNamespace } = useTestCluster();
 
@@ -80,14 +81,21 @@ test('two replicas: exactly one writes; SIGTERM hands over at once, SIGKILL afte
   b.child.kill('SIGKILL');
   await b.result;
   await leads(c);
-  t.diagnostic(`SIGKILL handover: ${((performance.now() - sigkill) / 1000).toFixed(1)} s (lease duration 4 s)`);
+  const killHandover = (performance.now() - sigkill) / 1000;
+  t.diagnostic(`SIGKILL handover: ${killHandover.toFixed(1)} s (lease duration 4 s)`);
+  // A follower takes an unreleased lease one lease duration after the last renewal it saw, at its
+  // next jittered try (up to 2.2 retry periods); the rest is slack for a loaded machine.
+  assert.ok(killHandover < 4 + 2.2 * 0.5 + 2, 'an unreleased lease is taken once it expires');
 
   await cluster.waitFor(async () => (await stillHeld(cluster, ns)) === 0, 60_000, 'every finalizer of ours to be removed');
   c.child.kill('SIGTERM');
   assert.equal((await c.result).code, 0);
 
+  // Nothing lost: the wait above saw every pod freed. The logs show no pod freed twice; the
+  // SIGKILLed leader may have died between a patch and its log line, at most once per worker.
   const all = [...removedBy(a), ...removedBy(b), ...removedBy(c)];
-  assert.equal(new Set(all).size, pods.length, 'every pod was freed');
+  assert.equal(new Set(all).size, all.length, 'no pod was freed twice');
+  assert.ok(all.length >= pods.length - DEFAULTS.podCleanupWorkers, `the removals were logged (${all.length} of ${pods.length})`);
   const left = await cluster.listPods(ns);
   assert.ok(left.every((p) => p.metadata.finalizers?.join() === 'example.com/keep'), 'the other finalizer stayed on every pod');
 });

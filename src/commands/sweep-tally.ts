@@ -51,6 +51,8 @@ export class SweepTally {
   readonly reasons = Object.fromEntries(REASONS.map((r) => [r, zero()])) as Record<Reason, ReasonCounts>;
   readonly kept: Record<KeptWhy, number> = { 'owner-alive-unrecorded': 0, unattributable: 0, 'reason-filtered': 0, 'max-removals': 0 };
   readonly failures: SweepSummary['failures'] = [];
+  /** Failures that happened before any reason was known (e.g. the owner read failed). */
+  unattributedFailures = 0;
   /** Pods whose work is not finished: queued, in flight, or waiting to be retried. */
   pending = 0;
 
@@ -68,11 +70,8 @@ export class SweepTally {
     this.conflicts += o.conflicts;
     if (!final) return;
     this.pending--;
-    const counts = o.kind === 'dry-run' || o.reason === null ? null : this.reasons[o.reason];
     switch (o.kind) {
       case 'removed':
-        this.#count(o.reason, 'removed');
-        break;
       case 'dry-run':
         this.#count(o.reason, 'removed');
         break;
@@ -86,14 +85,11 @@ export class SweepTally {
       case 'retry':
       case 'failed':
         if (o.reason !== null) this.#count(o.reason, 'failed');
-        else if (counts === null) this.unattributedFailures++;
+        else this.unattributedFailures++;
         if (this.failures.length < MAX_FAILURES_LISTED) this.failures.push({ pod, reason: o.reason, error: o.error });
         break;
     }
   }
-
-  /** Failures that happened before any reason was known (e.g. the owner read failed). */
-  unattributedFailures = 0;
 
   #count(reason: Reason, column: Exclude<keyof ReasonCounts, 'found'>): void {
     this.reasons[reason][column]++;

@@ -16,10 +16,11 @@ export class Cluster {
     this.client = new ApiClient(connection, maxSockets);
   }
 
-  /** fromKubeconfig connects with the current context of a kubeconfig that uses a bearer token. */
-  static fromKubeconfig(path: string): Cluster {
+  /** fromKubeconfig connects with the current context (or `context`) of a kubeconfig that uses a bearer token. */
+  static fromKubeconfig(path: string, context?: string): Cluster {
     const kc = new KubeConfig();
     kc.loadFromFile(path);
+    if (context !== undefined) kc.setCurrentContext(context);
     const cluster = kc.getCurrentCluster();
     const token = kc.getCurrentUser()?.token;
     if (!cluster?.caData || !token) throw new Error(`${path}: need a cluster with certificate-authority-data and a user with a token`);

@@ -12,11 +12,46 @@ const run = promisify(execFile);
 /** ADMIN_USER is the token user; it is in system:masters, so RBAC lets it do everything. */
 export const ADMIN_USER = 'admin';
 
-/** writeTokenFile writes a --token-auth-file with one system:masters user and returns its token. */
-export async function writeTokenFile(path: string): Promise<string> {
-  const token = randomBytes(24).toString('hex');
-  await writeFile(path, `${token},${ADMIN_USER},admin-uid,"system:masters"\n`, { mode: 0o600 });
-  return token;
+/**
+ * SERVICE_ACCOUNTS are static-token users that look like service accounts to the API server: user
+ * `system:serviceaccount:NS:NAME` in groups `system:serviceaccounts` and
+ * `system:serviceaccounts:NS`. API Priority and Fairness exempts the admin (system:masters) but
+ * puts these under its `service-accounts` flow schema, as it does the real controller in a
+ * cluster. Each has a context of its own in the kubeconfig, named by `contextOf`.
+ */
+export const SERVICE_ACCOUNTS = [
+  { namespace: 'finalizer-sweeper', name: 'finalizer-sweeper' },
+  { namespace: 'tenants', name: 'tenant' },
+  { namespace: 'tenants', name: 'noisy' },
+] as const;
+
+export type ServiceAccountName = (typeof SERVICE_ACCOUNTS)[number];
+
+/** contextOf names the kubeconfig context (and user) of a service-account identity. */
+export function contextOf(sa: { namespace: string; name: string }): string {
+  return `sa-${sa.namespace}-${sa.name}`;
+}
+
+/** TokenUsers are the tokens written to the token file: the admin's, and one per service account. */
+export interface TokenUsers {
+  admin: string;
+  /** serviceAccounts maps a context name (contextOf) to its token. */
+  serviceAccounts: Map<string, string>;
+}
+
+/** writeTokenFile writes a --token-auth-file with the system:masters admin and SERVICE_ACCOUNTS. */
+export async function writeTokenFile(path: string): Promise<TokenUsers> {
+  const newToken = (): string => randomBytes(24).toString('hex');
+  const admin = newToken();
+  const lines = [`${admin},${ADMIN_USER},admin-uid,"system:masters"`];
+  const serviceAccounts = new Map<string, string>();
+  for (const sa of SERVICE_ACCOUNTS) {
+    const token = newToken();
+    serviceAccounts.set(contextOf(sa), token);
+    lines.push(`${token},system:serviceaccount:${sa.namespace}:${sa.name},${contextOf(sa)}-uid,"system:serviceaccounts,system:serviceaccounts:${sa.namespace}"`);
+  }
+  await writeFile(path, `${lines.join('\n')}\n`, { mode: 0o600 });
+  return { admin, serviceAccounts };
 }
 
 /** writeServiceAccountKeys makes the RSA key pair kube-apiserver signs and checks SA tokens with. */
@@ -28,11 +63,16 @@ export async function writeServiceAccountKeys(dir: string): Promise<{ key: strin
   return { key, pub };
 }
 
-/** writeKubeconfig writes a kubeconfig for the admin token user, and returns its path. */
+/**
+ * writeKubeconfig writes a kubeconfig whose current context is the admin token user, with one
+ * more context per service-account token given (named by contextOf), and returns its path.
+ */
 export async function writeKubeconfig(
   path: string,
-  c: { server: string; caData: string; token: string },
+  c: { server: string; caData: string; token: string; serviceAccounts?: Map<string, string> },
 ): Promise<string> {
+  const accounts = c.serviceAccounts ?? new Map<string, string>();
+  const users = [[ADMIN_USER, c.token], ...accounts] as const;
   const text = `apiVersion: v1
 kind: Config
 clusters:
@@ -41,15 +81,12 @@ clusters:
     server: ${c.server}
     certificate-authority-data: ${c.caData}
 users:
-- name: ${ADMIN_USER}
-  user:
-    token: ${c.token}
-contexts:
+${users.map(([name, token]) => `- name: ${name}\n  user:\n    token: ${token}\n`).join('')}contexts:
 - name: finalizer-sweeper-test
   context:
     cluster: finalizer-sweeper-test
     user: ${ADMIN_USER}
-current-context: finalizer-sweeper-test
+${[...accounts.keys()].map((name) => `- name: ${name}\n  context:\n    cluster: finalizer-sweeper-test\n    user: ${name}\n`).join('')}current-context: finalizer-sweeper-test
 `;
   await writeFile(path, text, { mode: 0o600 });
   return path;

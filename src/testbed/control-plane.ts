@@ -34,8 +34,10 @@ export interface ControlPlaneOptions {
 export interface ControlPlane {
   /** https://127.0.0.1:PORT */
   server: string;
-  /** Bearer token of a system:masters user. */
+  /** Bearer token of a system:masters user (exempt from API Priority and Fairness). */
   token: string;
+  /** serviceAccountTokens maps each SERVICE_ACCOUNTS identity's context name (contextOf) to its token. */
+  serviceAccountTokens: Map<string, string>;
   /** The serving certificate's CA, PEM, base64-encoded. */
   caData: string;
   kubeconfigPath: string;
@@ -87,7 +89,8 @@ async function startOnce(bins: ControlPlaneBinaries, crds: object[], opts: Contr
   try {
     const [etcdPort, peerPort, apiPort] = await threePorts();
     const server = `https://127.0.0.1:${apiPort}`;
-    const token = await writeTokenFile(join(dir, 'tokens.csv'));
+    const users = await writeTokenFile(join(dir, 'tokens.csv'));
+    const token = users.admin;
     const sa = await writeServiceAccountKeys(dir);
 
     const etcdUrl = `http://127.0.0.1:${etcdPort}`;
@@ -100,7 +103,7 @@ async function startOnce(bins: ControlPlaneBinaries, crds: object[], opts: Contr
     const apiserver = startProcess('kube-apiserver', bins.apiserver, apiArgs, join(dir, 'kube-apiserver.log'), opts.log);
     procs.push(apiserver);
     const caData = await until(apiserver, 'a ready /readyz', 120_000, () => apiserverReady(server, token, certDir));
-    const kubeconfigPath = await writeKubeconfig(join(dir, 'kubeconfig.yaml'), { server, caData, token });
+    const kubeconfigPath = await writeKubeconfig(join(dir, 'kubeconfig.yaml'), { server, caData, token, serviceAccounts: users.serviceAccounts });
 
     const client = new ApiClient({ server, token, caData });
     let serverVersion: string;
@@ -120,7 +123,7 @@ async function startOnce(bins: ControlPlaneBinaries, crds: object[], opts: Contr
     await until(kcm, 'garbage collector sync', 120_000, async () => (synced ? true : undefined));
 
     watchdog = startWatchdog(procs.map((p) => p.pid), [dir, dataDir]);
-    return { server, token, caData, kubeconfigPath, dir, serverVersion, pids: procs.map((p) => p.pid), stop };
+    return { server, token, serviceAccountTokens: users.serviceAccounts, caData, kubeconfigPath, dir, serverVersion, pids: procs.map((p) => p.pid), stop };
   } catch (err) {
     const tails = await Promise.all(procs.map(async (p) => `--- ${p.name} (${p.logPath}):\n${await tailOf(p.logPath)}`));
     await stop();

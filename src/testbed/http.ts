@@ -1,5 +1,6 @@
 // A small keep-alive HTTPS client for the test bed. It is deliberately independent of src/kube:
 // the test bed checks the product's API layer, so it must not be built on it.
+import type { IncomingHttpHeaders } from 'node:http';
 import { Agent, request } from 'node:https';
 
 /** Connection is what a client needs to reach an API server. */
@@ -45,8 +46,8 @@ export class ApiClient {
     return json as T;
   }
 
-  /** raw sends one request and returns the status and parsed body, whatever the status. */
-  raw(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<{ status: number; json: unknown }> {
+  /** raw sends one request and returns the status, headers and parsed body, whatever the status. */
+  raw(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<{ status: number; json: unknown; headers: IncomingHttpHeaders }> {
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
     const url = new URL(path, this.connection.server);
     return new Promise((resolve, reject) => {
@@ -68,7 +69,7 @@ export class ApiClient {
           res.on('error', reject);
           res.on('end', () => {
             const text = Buffer.concat(chunks).toString('utf8');
-            resolve({ status: res.statusCode ?? 0, json: parse(text) });
+            resolve({ status: res.statusCode ?? 0, json: parse(text), headers: res.headers });
           });
         },
       );

@@ -15,8 +15,10 @@ import { conflicts } from './scenarios/conflicts.ts';
 import { memoryBandwidth } from './scenarios/memory-bandwidth.ts';
 import { startup } from './scenarios/startup.ts';
 import { sweep } from './scenarios/sweep.ts';
+import { goodNeighbour } from './scenarios/good-neighbour.ts';
+import { atScale } from './scenarios/scale.ts';
 
-const SCENARIOS: Scenario[] = [massOrphaning, orphansFirst, churn, conflicts, memoryBandwidth, startup, sweep];
+const SCENARIOS: Scenario[] = [massOrphaning, orphansFirst, churn, conflicts, memoryBandwidth, startup, sweep, goodNeighbour, atScale];
 
 const USAGE = `usage: npm run bench [-- --scenario N|name[,N|name…]] [--scale F]
   --scenario  run only these scenarios (numbers or names: ${SCENARIOS.map((s) => `${s.id} ${s.key}`).join(', ')})
@@ -66,7 +68,7 @@ async function runScenario(scenario: Scenario, scale: number, onVersion: (v: str
   let error: string | undefined;
   try {
     log('starting a control plane');
-    const env = await startEnv();
+    const env = await startEnv(scenario.plane);
     onVersion(env.plane.serverVersion);
     try {
       await scenario.run({ env, scale, log }, out);

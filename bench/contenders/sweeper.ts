@@ -45,6 +45,8 @@ export interface RunningController {
 
 export interface ControllerOptions {
   kubeconfig: string;
+  /** context: the kubeconfig context to run as (e.g. SWEEPER); default its current one, the admin. */
+  context?: string;
   namespace: string;
   config: Config;
   extraFlags?: string[];
@@ -56,6 +58,7 @@ export async function startController(o: ControllerOptions): Promise<RunningCont
   const child = startNode('controller', CLI, [
     'controller',
     '--kubeconfig', o.kubeconfig,
+    ...(o.context === undefined ? [] : ['--context', o.context]),
     '--namespace', o.namespace,
     '--leader-elect=false',
     '--metrics-bind-address', `127.0.0.1:${metricsPort}`,

@@ -2,7 +2,8 @@
 // another's objects, watch-cache size or etcd history), the test bed's Cluster helper for
 // creating objects, and the product's own ApiClient for the benchmark's metadata-only traffic.
 import { cpus, totalmem } from 'node:os';
-import { startControlPlane, type ControlPlane } from '../../src/testbed/control-plane.ts';
+import { startControlPlane, type ControlPlane, type ControlPlaneOptions } from '../../src/testbed/control-plane.ts';
+import { contextOf, SERVICE_ACCOUNTS } from '../../src/testbed/control-plane-files.ts';
 import { Cluster } from '../../src/testbed/cluster.ts';
 import { ApiClient } from '../../src/kube/client.ts';
 import { MetadataApi, PODS } from '../../src/kube/metadata-api.ts';
@@ -14,15 +15,34 @@ export interface BenchEnv {
   /** client carries the benchmark's own observation traffic (the removal watch, final checks). */
   client: ApiClient;
   pods: MetadataApi;
-  /** newClient makes a separate client, so that a contender's requests are counted apart. */
-  newClient(maxSockets: number): ApiClient;
+  /**
+   * newClient makes a separate client, so that a contender's requests are counted apart; as the
+   * admin (exempt from API Priority and Fairness), or as a service-account context (see SWEEPER).
+   */
+  newClient(maxSockets: number, context?: string): ApiClient;
   stop(): Promise<void>;
 }
 
-/** startEnv starts a control plane and connects to it. */
-export async function startEnv(): Promise<BenchEnv> {
-  const plane = await startControlPlane();
-  const transport = transportOf(plane);
+/**
+ * SWEEPER is the kubeconfig context the contenders run as where a scenario says so: a user shaped
+ * like a service account, which API Priority and Fairness classifies as it does a controller's
+ * service account in a cluster (the admin, in system:masters, is exempt from it).
+ */
+export const SWEEPER = contextOf(SERVICE_ACCOUNTS[0]);
+/** TENANT is another service account, a neighbour whose own requests the good-neighbour scenario times. */
+export const TENANT = contextOf(SERVICE_ACCOUNTS[1]);
+
+/**
+ * APF_PLANE is a server whose flow control has something to arbitrate: the inflight limits under
+ * which issue 10 measured the controller as a service account (the defaults, 400 and 200, leave
+ * seats to spare on a machine whose two cores saturate long before).
+ */
+export const APF_PLANE: ControlPlaneOptions = { apiserverArgs: ['--max-requests-inflight=40', '--max-mutating-requests-inflight=20'] };
+
+/** startEnv starts a control plane (with `options`) and connects to it. */
+export async function startEnv(options: ControlPlaneOptions = {}): Promise<BenchEnv> {
+  const plane = await startControlPlane(options);
+  const transport = transportOf(plane.server, plane.caData, plane.token);
   const cluster = new Cluster({ server: plane.server, token: plane.token, caData: plane.caData });
   const client = new ApiClient(transport, { maxSockets: 8, userAgent: 'bench-observer' });
   return {
@@ -30,7 +50,11 @@ export async function startEnv(): Promise<BenchEnv> {
     cluster,
     client,
     pods: new MetadataApi(client, PODS),
-    newClient: (maxSockets) => new ApiClient(transport, { maxSockets, userAgent: 'bench-contender' }),
+    newClient: (maxSockets, context) => {
+      const token = context === undefined ? plane.token : plane.serviceAccountTokens.get(context);
+      if (token === undefined) throw new Error(`no service-account context ${context} in the test bed`);
+      return new ApiClient(transportOf(plane.server, plane.caData, token), { maxSockets, userAgent: 'bench-contender' });
+    },
     stop: async () => {
       cluster.close();
       client.close();
@@ -39,11 +63,11 @@ export async function startEnv(): Promise<BenchEnv> {
   };
 }
 
-function transportOf(plane: ControlPlane): Transport {
-  const headers = { Authorization: `Bearer ${plane.token}` };
+function transportOf(server: string, caData: string, token: string): Transport {
+  const headers = { Authorization: `Bearer ${token}` };
   return {
-    server: plane.server,
-    tls: { ca: Buffer.from(plane.caData, 'base64').toString('utf8') },
+    server,
+    tls: { ca: Buffer.from(caData, 'base64').toString('utf8') },
     headers: async () => headers,
   };
 }

@@ -1,9 +1,11 @@
 // Scenario 1, mass orphaning: 5,000 finalizer-held pods across 50 Workflows; the Workflows are
 // deleted (the garbage collector then marks the pods, at its own ~10 a second). Each contender
-// gets a fresh namespace with the same objects; one watch times every removal.
+// gets a fresh namespace with the same objects; one watch times every removal. The ceiling and
+// the controller run as a service account, under API Priority and Fairness, as in a cluster.
 import { ARGO_LABEL, startArgoStyle } from '../contenders/argo-style.ts';
 import { runCeiling } from '../contenders/ceiling.ts';
 import { DEFAULTS, TUNED, apiRequests, startController, workersOf, type Config } from '../contenders/sweeper.ts';
+import { APF_PLANE, SWEEPER } from '../lib/env.ts';
 import { createPodSet, deleteWorkflows, type PodSet } from '../lib/populate.ts';
 import { CeilingSeries, withRatio } from '../lib/ceiling-series.ts';
 import { meterProcesses, meterSelf, perThousand } from '../lib/cpu.ts';
@@ -24,6 +26,7 @@ export const massOrphaning: Scenario = {
   id: 1,
   key: 'mass-orphaning',
   title: 'Mass orphaning',
+  plane: APF_PLANE,
   async run(ctx, out) {
     const workflows = scaled(WORKFLOWS, ctx.scale, 2);
     // At least 3 Workflows: the rate must reach past the bucket's burst of 100.
@@ -54,6 +57,7 @@ export const massOrphaning: Scenario = {
     out.notes.push(
       `The argo-style reproduction ran on ${argoWorkflows * PODS_PER_WORKFLOW} pods; its removals/s includes the bucket's initial burst of 100 (the goals use it, which favours argo-style), the next column leaves the burst out.`,
       'Each ceiling row is the minimal patch loop at that client concurrency, run just before and just after the configuration it is compared with (the better run counts); a controller is compared with the ceiling at its own worker count. The tuned controller also runs twice (the better run counts).',
+      `The ceiling and finalizer-sweeper run as a service account (${SWEEPER}), which API Priority and Fairness classifies under its service-accounts flow schema; the server runs with ${APF_PLANE.apiserverArgs?.join(' ')}. The argo-style reproduction runs as the admin: its own 10-a-second bucket paces it long before flow control could.`,
       'API requests count every request from the Workflow deletion to the last removal (the argo-style row: its patches and live pod lists).',
       'CPU is the contender\'s process over the same window; for the ceiling, the benchmark\'s own process (its patch loop, and the watch that times every contender). Control-plane CPU is etcd, kube-apiserver and kube-controller-manager together (the garbage collector keeps marking pods meanwhile).',
     );
@@ -68,7 +72,7 @@ interface Measured {
 async function ceilingRun(ctx: ScenarioContext, workflows: number, concurrency: number, series: CeilingSeries, run: string): Promise<void> {
   const label = `ceiling, concurrency ${concurrency}`;
   await withOrphans(ctx, `s1-ceiling-${concurrency}-${run}`, workflows, label, async (set, watch) => {
-    const client = ctx.env.newClient(concurrency);
+    const client = ctx.env.newClient(concurrency, SWEEPER);
     try {
       const server = meterProcesses(ctx.env.plane.pids);
       const self = meterSelf();
@@ -99,7 +103,7 @@ function bestOf(runs: ControllerMeasured[]): ControllerMeasured {
 
 async function controllerRun(ctx: ScenarioContext, workflows: number, config: Config, run: string): Promise<ControllerMeasured> {
   return withOrphans(ctx, `s1-${config === TUNED ? 'tuned' : 'defaults'}-${run}`, workflows, config.label, async (set, watch) => {
-    const controller = await startController({ kubeconfig: ctx.env.plane.kubeconfigPath, namespace: set.namespace, config });
+    const controller = await startController({ kubeconfig: ctx.env.plane.kubeconfigPath, context: SWEEPER, namespace: set.namespace, config });
     try {
       await controller.waitReady(READY_TIMEOUT_MS);
       const before = await controller.metrics();

@@ -1,5 +1,6 @@
 // What a scenario is: a numbered, named function that fills in its part of the report as it
 // goes, so that a failure half-way still leaves what was measured before it.
+import type { ControlPlaneOptions } from '../../src/testbed/control-plane.ts';
 import type { BenchEnv } from '../lib/env.ts';
 import type { Goal, Row } from '../lib/result.ts';
 
@@ -21,6 +22,8 @@ export interface Scenario {
   id: number;
   key: string;
   title: string;
+  /** plane: options of the scenario's control plane (e.g. API server flags); default none. */
+  plane?: ControlPlaneOptions;
   run(ctx: ScenarioContext, out: Outcome): Promise<void>;
 }
 

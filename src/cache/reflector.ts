@@ -4,9 +4,10 @@
 // is the model; see https://kubernetes.io/docs/reference/using-api/api-concepts/#efficient-detection-of-changes
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isGone } from '../kube/errors.ts';
-import type { ListOptions, MetaList, WatchOptions } from '../kube/metadata-api.ts';
+import type { WatchOptions } from '../kube/metadata-api.ts';
 import { objectKey, type MetaObject } from '../kube/objects.ts';
 import type { WatchEvent } from '../kube/watch-stream.ts';
+import { listPages, type Lister } from './list-pages.ts';
 import type { Keyed, Store } from './store.ts';
 
 /** Versioned is what a reflected object needs beyond its key: identity and version. */
@@ -16,8 +17,7 @@ export interface Versioned extends Keyed {
 }
 
 /** ListerWatcher is what a Reflector reads from (MetadataApi, or a fake in tests). */
-export interface ListerWatcher {
-  list(namespace: string | null, opts: ListOptions, signal?: AbortSignal): Promise<MetaList>;
+export interface ListerWatcher extends Lister {
   watch(namespace: string | null, opts: WatchOptions, signal?: AbortSignal): AsyncIterable<WatchEvent<MetaObject>>;
 }
 
@@ -169,21 +169,10 @@ export class Reflector<T extends Versioned> {
   async #list(scope: Scope, signal: AbortSignal): Promise<string> {
     const o = this.#o;
     const seen = new Set<string>();
-    let cont: string | undefined;
-    let expiredRestarts = 0;
     let rv = '';
-    for (;;) {
-      let page: MetaList;
-      try {
-        page = await o.source.list(scope.namespace, { labelSelector: o.labelSelector, limit: o.pageSize, continue: cont, priority: o.priority ?? 0 }, signal);
-      } catch (err) {
-        // A continue token expires with compaction (410): start the list again from the top.
-        if (cont === undefined || !isGone(err) || ++expiredRestarts > 3) throw err;
-        o.log?.info({ resource: o.resource, namespace: scope.namespace }, 'list continue token expired; listing again');
-        cont = undefined;
-        seen.clear();
-        continue;
-      }
+    const pages = listPages(o.source, { namespace: scope.namespace, labelSelector: o.labelSelector, pageSize: o.pageSize, priority: o.priority ?? 0, log: o.log, resource: o.resource }, signal);
+    for await (const page of pages) {
+      if (page.restarted) seen.clear();
       this.lastEventAt = Date.now();
       for (const item of page.items) {
         const obj = this.#trim(item);
@@ -192,8 +181,6 @@ export class Reflector<T extends Versioned> {
         this.#upsert(obj);
       }
       rv = page.resourceVersion;
-      if (page.continue === null) break;
-      cont = page.continue;
     }
     for (const obj of [...o.store.values()]) {
       if ((scope.namespace === null || obj.namespace === scope.namespace) && !seen.has(objectKey(obj))) this.#remove(obj);

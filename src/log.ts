@@ -2,7 +2,10 @@
 // stderr: stdout is reserved for `sweep --output json`.
 import { pino } from 'pino';
 import type { Settings } from './config/settings.ts';
+import type { LogDestination } from './log/destination.ts';
 import { textStream } from './log/text.ts';
+
+export type { LogDestination };
 
 /** LogFields are the structured fields of a log line, and the bindings of a child logger. */
 export type LogFields = Record<string, unknown>;
@@ -17,12 +20,6 @@ export interface Logger {
   child(bindings: LogFields): Logger;
   /** flush resolves once every line logged so far has been handed to the operating system. */
   flush(): Promise<void>;
-}
-
-/** LogDestination receives finished lines (each ending in "\n"); tests pass their own. */
-export interface LogDestination {
-  write(line: string): unknown;
-  flush?(callback: (err?: Error) => void): void;
 }
 
 /** createLogger builds the process logger from --log-level and --log-format, writing to stderr by default. */

@@ -43,8 +43,20 @@ function parse(text: string): Sample[] {
     const m = LINE.exec(line);
     if (!m) continue;
     const labels: Record<string, string> = {};
-    for (const l of (m[2] ?? '').matchAll(LABEL)) labels[l[1] ?? ''] = (l[2] ?? '').replace(/\\(.)/g, '$1');
-    samples.push({ name: m[1] ?? '', labels, value: Number(m[3]) });
+    for (const l of (m[2] ?? '').matchAll(LABEL)) labels[l[1] ?? ''] = unescapeLabel(l[2] ?? '');
+    samples.push({ name: m[1] ?? '', labels, value: parseValue(m[3] ?? '') });
   }
   return samples;
+}
+
+/** unescapeLabel undoes a label value's escapes: \\ for a backslash, \" for a quote, \n for a newline. */
+function unescapeLabel(value: string): string {
+  return value.replace(/\\(.)/g, (_, c: string) => (c === 'n' ? '\n' : c));
+}
+
+/** parseValue reads a sample value: a Go float, which Number reads except for +Inf and -Inf. */
+function parseValue(text: string): number {
+  if (text === '+Inf') return Infinity;
+  if (text === '-Inf') return -Infinity;
+  return Number(text);
 }

@@ -4,7 +4,8 @@
 export function percentile(values: readonly number[], p: number): number | null {
   if (values.length === 0) return null;
   const sorted = [...values].sort((a, b) => a - b);
-  const rank = Math.max(1, Math.ceil((p / 100) * sorted.length));
+  // p * n first: (p / 100) * n rounds 99.9 / 100 * 1000 up to 999.0000000000001, one rank too high.
+  const rank = Math.max(1, Math.ceil((p * sorted.length) / 100));
   return sorted[rank - 1] ?? null;
 }
 

@@ -307,7 +307,7 @@ test('an unchanged object in a relist or a replayed event reaches no handler', a
 test('an object that cannot be trimmed is skipped with a warning; the others still arrive', async (t) => {
   const warnings: string[] = [];
   const source = new FakeSource([page('10', [{ metadata: { resourceVersion: '1' } } as MetaObject, wire('b', '2')])]);
-  const r = harness(t, source, { log: { info: () => {}, warn: (_o, msg) => warnings.push(msg) } });
+  const r = harness(t, source, { log: { info: () => {}, warn: (_o, msg) => warnings.push(msg), error: () => {} } });
   await until(() => r.reflector.hasSynced(), 'sync');
   assert.deepEqual(r.calls, ['add b@2', 'synced']);
   assert.deepEqual(warnings, ['skipping an object that cannot be read']);
@@ -345,8 +345,38 @@ test('repeated failures wait longer each time, up to the cap', async (t) => {
   harness(t, source, {
     backoff: { initialMs: 1, maxMs: 4 },
     random: () => 1,
-    log: { info: () => {}, warn: (o) => waits.push((o as { retryInMs: number }).retryInMs) },
+    log: { info: () => {}, warn: (o) => waits.push((o as { retryInMs: number }).retryInMs), error: () => {} },
   });
   await until(() => waits.length >= 5, 'five failures');
   assert.deepEqual(waits.slice(0, 5), [1, 2, 4, 4, 4]);
+});
+
+test('a resource the server does not serve (404) is logged once as an error, and once as recovered when a list succeeds; a later outage again', async (t) => {
+  const notServed = () => failingList(new ApiError(404, 'NotFound', 'the server could not find the requested resource'));
+  const source = new FakeSource(
+    [notServed(), notServed(), notServed(), page('10', [wire('a', '1')]), notServed(), notServed(), page('20', [wire('a', '1')])],
+    [eventsThenFail(gone())],
+  );
+  const logged: string[] = [];
+  const log = (level: string) => (fields: object, msg: string) => logged.push(`${level} ${msg} ${JSON.stringify(fields)}`);
+  const r = harness(t, source, { missingMessage: 'things.example.com/v1 not found: is its CRD installed?', log: { info: log('info'), warn: log('warn'), error: log('error') } });
+  await until(() => source.lists.length === 7 && source.watches.length === 2, 'the second recovery and watch');
+  const err = JSON.stringify({ resource: 'things', namespace: null, err: 'the server could not find the requested resource' });
+  assert.deepEqual(logged.filter((l) => !l.includes('list/watch ended')), [
+    `error things.example.com/v1 not found: is its CRD installed? ${err}`,
+    `info recovered: the API server serves things again ${JSON.stringify({ resource: 'things' })}`,
+    `error things.example.com/v1 not found: is its CRD installed? ${err}`,
+    `info recovered: the API server serves things again ${JSON.stringify({ resource: 'things' })}`,
+  ]);
+  assert.equal(logged.filter((l) => l.includes('list/watch ended')).length, 1, 'only the 410 in between is logged as a restart');
+  assert.deepEqual(r.why, ['error', 'error', 'error', 'gone', 'error', 'error'], 'each retry still counts as a restart');
+  await r.stop();
+});
+
+test('without a message of its own, a resource not served is reported in general terms', async (t) => {
+  const source = new FakeSource([failingList(new ApiError(404, 'NotFound', 'the server could not find the requested resource'))]);
+  const errors: string[] = [];
+  harness(t, source, { log: { info: () => {}, warn: () => {}, error: (_o, msg) => errors.push(msg) } });
+  await until(() => source.lists.length >= 4, 'four tries');
+  assert.deepEqual(errors, ['the API server does not serve things (404); retrying until it does']);
 });

@@ -3,10 +3,11 @@
 // with backoff after any failure, and never given up except on shutdown. client-go's reflector
 // is the model; see https://kubernetes.io/docs/reference/using-api/api-concepts/#efficient-detection-of-changes
 import { setTimeout as sleep } from 'node:timers/promises';
-import { isGone } from '../kube/errors.ts';
-import type { ListOptions, MetaList, WatchOptions } from '../kube/metadata-api.ts';
+import { isGone, isNotFound } from '../kube/errors.ts';
+import type { WatchOptions } from '../kube/metadata-api.ts';
 import { objectKey, type MetaObject } from '../kube/objects.ts';
 import type { WatchEvent } from '../kube/watch-stream.ts';
+import { listPages, type Lister } from './list-pages.ts';
 import type { Keyed, Store } from './store.ts';
 
 /** Versioned is what a reflected object needs beyond its key: identity and version. */
@@ -16,8 +17,7 @@ export interface Versioned extends Keyed {
 }
 
 /** ListerWatcher is what a Reflector reads from (MetadataApi, or a fake in tests). */
-export interface ListerWatcher {
-  list(namespace: string | null, opts: ListOptions, signal?: AbortSignal): Promise<MetaList>;
+export interface ListerWatcher extends Lister {
   watch(namespace: string | null, opts: WatchOptions, signal?: AbortSignal): AsyncIterable<WatchEvent<MetaObject>>;
 }
 
@@ -47,6 +47,7 @@ export interface ReflectorObserver {
 export interface ReflectorLog {
   info(obj: object, msg: string): void;
   warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
 }
 
 export interface ReflectorOptions<T extends Versioned> {
@@ -63,6 +64,11 @@ export interface ReflectorOptions<T extends Versioned> {
   handlers: ReflectorHandlers<T>;
   observer?: ReflectorObserver;
   log?: ReflectorLog;
+  /**
+   * missingMessage is the error logged, once, when the API server does not serve the resource
+   * (404 on its list or watch), e.g. what to check; a generic message by default.
+   */
+  missingMessage?: string;
   /** priority of lists and watch requests in the API budget (default 0: lanes are strict, and below orphan work a watch could wait forever). */
   priority?: number;
   /** backoff after failures: from initialMs (200), doubling, capped at maxMs (30 s), jittered. */
@@ -99,6 +105,8 @@ export class Reflector<T extends Versioned> {
   readonly #o: ReflectorOptions<T>;
   readonly #scopes: Scope[];
   #announced = false;
+  /** Scopes whose last attempt found the resource not served; logged when the first one joins. */
+  readonly #missing = new Set<Scope>();
 
   constructor(options: ReflectorOptions<T>) {
     this.#o = options;
@@ -124,7 +132,8 @@ export class Reflector<T extends Versioned> {
       const delayMs = this.#delay(scope.failures, why);
       this.restarts++;
       this.#o.observer?.restarted(this.#o.resource, why);
-      if (err !== undefined) {
+      if (err !== undefined && isNotFound(err)) this.#notServed(scope, err);
+      else if (err !== undefined) {
         const fields = { resource: this.#o.resource, namespace: scope.namespace, why, failures: scope.failures, retryInMs: Math.round(delayMs), err };
         this.#o.log?.[why === 'gone' ? 'info' : 'warn'](fields, 'list/watch ended; restarting');
       }
@@ -135,10 +144,14 @@ export class Reflector<T extends Versioned> {
   /** #cycle lists if needed, then watches until the watch ends; it says why it ended. */
   async #cycle(scope: Scope, signal: AbortSignal): Promise<{ why: string; err?: unknown }> {
     try {
-      if (scope.rv === null) scope.rv = await this.#list(scope, signal);
+      if (scope.rv === null) {
+        scope.rv = await this.#list(scope, signal);
+        this.#served(scope);
+      }
       const { events, ms } = await this.#watch(scope, signal);
       if (events > 0 || ms >= 1000) {
         scope.failures = 0;
+        this.#served(scope);
         return { why: 'closed' };
       }
       // Closed at once with nothing in it: a failure, or we would spin.
@@ -148,6 +161,27 @@ export class Reflector<T extends Versioned> {
       scope.failures++;
       return { why: isGone(err) ? 'gone' : err instanceof StalledError ? 'stalled' : 'error', err };
     }
+  }
+
+  /**
+   * #notServed logs, once until it is served again, that the API server does not serve the
+   * resource. A missing CRD or a misspelt resource answers 404 on every retry: one clear line
+   * says more than a warning with a stack every 30 s. The retries go on (and are counted as
+   * restarts) so that installing the CRD is enough to recover.
+   */
+  #notServed(scope: Scope, err: unknown): void {
+    const first = this.#missing.size === 0;
+    this.#missing.add(scope);
+    if (!first) return;
+    const o = this.#o;
+    const message = o.missingMessage ?? `the API server does not serve ${o.resource} (404); retrying until it does`;
+    o.log?.error({ resource: o.resource, namespace: scope.namespace, err: err instanceof Error ? err.message : String(err) }, message);
+  }
+
+  /** #served notes a successful list or watch: if the resource was not served, it is again. */
+  #served(scope: Scope): void {
+    if (!this.#missing.delete(scope) || this.#missing.size > 0) return;
+    this.#o.log?.info({ resource: this.#o.resource }, `recovered: the API server serves ${this.#o.resource} again`);
   }
 
   /**
@@ -169,21 +203,10 @@ export class Reflector<T extends Versioned> {
   async #list(scope: Scope, signal: AbortSignal): Promise<string> {
     const o = this.#o;
     const seen = new Set<string>();
-    let cont: string | undefined;
-    let expiredRestarts = 0;
     let rv = '';
-    for (;;) {
-      let page: MetaList;
-      try {
-        page = await o.source.list(scope.namespace, { labelSelector: o.labelSelector, limit: o.pageSize, continue: cont, priority: o.priority ?? 0 }, signal);
-      } catch (err) {
-        // A continue token expires with compaction (410): start the list again from the top.
-        if (cont === undefined || !isGone(err) || ++expiredRestarts > 3) throw err;
-        o.log?.info({ resource: o.resource, namespace: scope.namespace }, 'list continue token expired; listing again');
-        cont = undefined;
-        seen.clear();
-        continue;
-      }
+    const pages = listPages(o.source, { namespace: scope.namespace, labelSelector: o.labelSelector, pageSize: o.pageSize, priority: o.priority ?? 0, log: o.log, resource: o.resource }, signal);
+    for await (const page of pages) {
+      if (page.restarted) seen.clear();
       this.lastEventAt = Date.now();
       for (const item of page.items) {
         const obj = this.#trim(item);
@@ -192,8 +215,6 @@ export class Reflector<T extends Versioned> {
         this.#upsert(obj);
       }
       rv = page.resourceVersion;
-      if (page.continue === null) break;
-      cont = page.continue;
     }
     for (const obj of [...o.store.values()]) {
       if ((scope.namespace === null || obj.namespace === scope.namespace) && !seen.has(objectKey(obj))) this.#remove(obj);

@@ -9,12 +9,11 @@ import { createLogger, type Logger } from '../log.ts';
 import { Metrics } from '../metrics/metrics.ts';
 import { Store } from '../cache/store.ts';
 import type { MetaObject, PodMeta, WorkflowMeta } from '../kube/objects.ts';
-import pRetry from 'p-retry';
-import { ApiError, isForbidden, isNetworkError, isNotFound, isRetryable, isUnauthorized } from '../kube/errors.ts';
-import type { ListOptions, MetaList, MetadataApi } from '../kube/metadata-api.ts';
+import { ApiError, isForbidden, isNetworkError, isNotFound, isUnauthorized } from '../kube/errors.ts';
 import { Cleanup } from '../controller/cleanup.ts';
 import { resourceApis } from '../controller/api.ts';
 import { connect } from './connect.ts';
+import { listAll } from './sweep-list.ts';
 import { EXIT } from './exit-codes.ts';
 import { Shutdown } from './shutdown.ts';
 import { SweepTally, renderSummary } from './sweep-tally.ts';
@@ -24,8 +23,6 @@ import { VERSION } from '../version.ts';
 /** A pod whose removal keeps failing transiently is given up after this many tries. */
 const MAX_TRIES = 5;
 const IDLE_POLL_MS = 25;
-/** Lists yield to removals when the budget is tight: orphans are waiting. */
-const LIST_PRIORITY = 4;
 
 export async function runSweep(settings: Settings): Promise<number> {
   const started = performance.now();
@@ -82,11 +79,12 @@ async function sweep(settings: Settings, logger: Logger, shutdown: Shutdown, dis
   display.start(tally, settings.dryRun);
   let exit: number = EXIT.ok;
   try {
-    await listAll(apis.workflows, undefined, settings, shutdown.stop, (obj) => {
+    const listing = { namespaces: settings.namespaces, pageSize: settings.listPageSize, logger };
+    await listAll(apis.workflows, listing, shutdown.stop, (obj) => {
       const wf = trimmed(obj, apis.trimWorkflow, logger);
       if (wf !== null) workflows.set(wf);
     });
-    await listAll(apis.pods, settings.podSelector, settings, shutdown.stop, (obj) => {
+    await listAll(apis.pods, { ...listing, labelSelector: settings.podSelector }, shutdown.stop, (obj) => {
       const pod = trimmed(obj, apis.trimPod, logger);
       if (pod === null || !pod.finalizers.includes(settings.finalizer)) return tally.listed(false, { action: 'none' });
       pods.set(pod);
@@ -119,24 +117,6 @@ async function sweep(settings: Settings, logger: Logger, shutdown: Shutdown, dis
   if (exit !== EXIT.ok) return exit;
   if (summary.interrupted) return EXIT.interrupted;
   return summary.totals.failed > 0 ? EXIT.failed : EXIT.ok;
-}
-
-/**
- * listAll lists a resource page by page in each configured namespace (or all of them), handing
- * each object over as its page arrives. A page that fails transiently is asked for again.
- */
-async function listAll(api: MetadataApi, labelSelector: string | undefined, settings: Settings, stop: AbortSignal, each: (obj: MetaObject) => void): Promise<void> {
-  const namespaces = settings.namespaces.length > 0 ? settings.namespaces : [null];
-  for (const namespace of namespaces) {
-    let token: string | null = null;
-    do {
-      if (stop.aborted) return;
-      const options: ListOptions = { labelSelector, limit: settings.listPageSize, continue: token ?? undefined, priority: LIST_PRIORITY };
-      const page: MetaList = await pRetry(() => api.list(namespace, options, stop), { retries: 3, minTimeout: 200, signal: stop, shouldRetry: ({ error }) => isRetryable(error) });
-      for (const obj of page.items) each(obj);
-      token = page.continue;
-    } while (token !== null);
-  }
 }
 
 /** trimmed trims a listed object, or logs and skips one that lacks what every object has. */

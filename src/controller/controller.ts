@@ -2,7 +2,7 @@
 // pods), event handlers that only compute a key and a priority, a periodic resync from memory,
 // and the shared Cleanup machinery worked while this replica leads.
 
-import type { Settings } from '../config/settings.ts';
+import type { OwnerResource, Settings } from '../config/settings.ts';
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import type { ApiClient } from '../kube/client.ts';
@@ -34,6 +34,7 @@ export class Controller {
       ...common,
       resource: 'workflows',
       api: apis.workflows,
+      missingMessage: ownerMissing(o.settings.owner),
       store: new Store<WorkflowMeta>(),
       trim: apis.trimWorkflow,
       handlers: {
@@ -177,4 +178,17 @@ export class Controller {
       if (set.size === 0) this.#byLabel.delete(owner);
     }
   }
+}
+
+/**
+ * ownerMissing says what to check when the owner resource is not served. The reflector retries
+ * and logs "recovered" once it is: nothing is decided meanwhile, since a typo must never read as
+ * "every owner gone".
+ */
+function ownerMissing(o: OwnerResource): string {
+  const name = o.group === '' ? `${o.resource}/${o.version}` : `${o.resource}.${o.group}/${o.version}`;
+  return (
+    `owner resource ${name} not found (404): is its CRD installed, and are --owner-group, --owner-version and --owner-resource spelt right? ` +
+    'Retrying until it is served; the controller stays unready meanwhile'
+  );
 }

@@ -33,6 +33,8 @@ export class Source<T extends Versioned, S extends Store<T> = Store<T>> {
     store: S;
     trim(obj: MetaObject): T;
     labelSelector?: string;
+    /** missingMessage: the error logged once while the API server does not serve the resource. */
+    missingMessage?: string;
     settings: Settings;
     metrics: Metrics;
     logger: Logger;
@@ -75,6 +77,7 @@ export class Source<T extends Versioned, S extends Store<T> = Store<T>> {
         },
       },
       log: o.logger.child({ resource: o.resource }),
+      ...(o.missingMessage !== undefined ? { missingMessage: o.missingMessage } : {}),
       priority: WATCH_PRIORITY,
     });
   }

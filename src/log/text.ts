@@ -1,7 +1,7 @@
 // The human-readable log format (--log-format text), written here rather than adding
 // pino-pretty: pino-pretty runs in a worker thread and pulls in a dozen packages to do
 // what forty lines do for a format with no colours and no options.
-import type { LogDestination } from '../log.ts';
+import type { LogDestination } from './destination.ts';
 
 const HIDDEN = new Set(['time', 'level', 'msg', 'err']);
 

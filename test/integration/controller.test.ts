@@ -4,9 +4,11 @@
 // conditions, and "keeps its finalizer" is checked after the controller has provably looked
 // again (resync passes logged after the fact).
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { test, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Settings } from '../../src/config/settings.ts';
+import { installCrds, loadWorkflowCrd } from '../../src/testbed/crds.ts';
 import { ARGO_FINALIZER, WORKFLOW_LABEL, newPod, newWorkflow, type PodObject, type PodOptions } from '../../src/testbed/fixtures.ts';
 import { ApiError } from '../../src/testbed/http.ts';
 import { useTestCluster } from '../support/cluster.ts';
@@ -474,4 +476,41 @@ test('dry run decides and logs but writes nothing', async (t) => {
   assert.deepEqual([...wouldRemove()].sort(), names(eligible).map((n) => `${ns}/${n}`).sort());
   assert.deepEqual(await versions(ns, all), before);
   assert.deepEqual(removals(c.records), []);
+});
+
+test('an owner resource the server does not serve is logged once as an error, once as recovered when its CRD appears, and again if it goes', async (t) => {
+  const ns = await newNamespace(t);
+  const group = `missing-${randomBytes(3).toString('hex')}.example.com`;
+  const crdPath = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/workflows.${group}`;
+  t.after(() => cluster.client.call('DELETE', crdPath).catch(() => undefined));
+  const c = await startController(kubeconfigPath, { namespaces: [ns], owner: { group, version: 'v1alpha1', resource: 'workflows', kind: 'Workflow' } });
+  t.after(() => c.stop());
+  const failedLists = async () => (await metricValue(c.metrics, 'watch_restarts_total{resource="workflows",reason="error"}')) ?? 0;
+  const missing = () => c.records.filter((r) => r.msg.startsWith(`owner resource workflows.${group}/v1alpha1 not found (404)`));
+  const recovered = () => c.records.filter((r) => r.msg.startsWith('recovered'));
+
+  await cluster.waitFor(async () => (await failedLists()) >= 4, LONG, 'four failed lists of the owner resource');
+  assert.equal(missing().length, 1, 'one line for four failures');
+  assert.equal(missing()[0]?.level, 'error');
+  assert.match(missing()[0]?.msg ?? '', /is its CRD installed, and are --owner-group, --owner-version and --owner-resource spelt right\? Retrying until it is served; the controller stays unready meanwhile/);
+  assert.equal(typeof missing()[0]?.err, 'string', 'the API\'s message, without a stack');
+  assert.deepEqual(c.records.filter((r) => r.resource === 'workflows' && r.level === 'warn'), [], 'no warning on each retry');
+  assert.equal(c.controller.synced(), false, 'unready');
+
+  const crd = (await loadWorkflowCrd()) as { metadata: { name: string }; spec: { group: string } };
+  crd.metadata.name = `workflows.${group}`;
+  crd.spec.group = group;
+  await installCrds(cluster.client, [crd]);
+  await cluster.waitFor(async () => c.controller.synced(), LONG, 'the caches to sync once the CRD is installed');
+  assert.equal(recovered().length, 1);
+  assert.deepEqual([recovered()[0]?.level, recovered()[0]?.resource], ['info', 'workflows']);
+  assert.equal(missing().length, 1);
+
+  await cluster.client.call('DELETE', crdPath);
+  await cluster.waitFor(async () => missing().length === 2, LONG, 'the second outage to be logged');
+  const failuresThen = await failedLists();
+  await cluster.waitFor(async () => (await failedLists()) >= failuresThen + 2, LONG, 'two more failed lists');
+  assert.equal(missing().length, 2, 'one line per outage');
+  assert.equal(recovered().length, 1);
+  assert.equal(c.controller.watchesHealthy(), false, 'unready again');
 });

@@ -2,10 +2,12 @@
 // writes, so an old resourceVersion keeps being served; this file starts its own control plane
 // with the watch cache off (watches read etcd) and etcd compacted every second, so that a watch
 // from a resourceVersion a few seconds old is answered 410 Gone ("required revision has been
-// compacted"), as after a long disconnection in production.
+// compacted"), as after a long disconnection in production, and so is a list's continue token
+// kept a few seconds between two pages, as under a slow consumer or a tight API budget.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { listPages, type ListPage } from '../../src/cache/list-pages.ts';
 import { Reflector, type ListerWatcher } from '../../src/cache/reflector.ts';
 import { PodStore } from '../../src/cache/store.ts';
 import { toPodMeta } from '../../src/cache/trim.ts';
@@ -114,4 +116,33 @@ test('after a real 410 Gone the reflector relists and catches up: pods added mea
   assert.deepEqual(why[0], 'gone');
   assert.deepEqual(seen, ['add goes', 'add stays', 'synced', 'add arrives', 'delete goes']);
   assert.deepEqual([...store.keys()].sort(), [`${ns}/arrives`, `${ns}/stays`]);
+});
+
+test('a continue token outlived by compaction: the list starts again from the top and shows the pods as they are now', async () => {
+  const ns = 'expired-continue';
+  await cluster.createNamespace(ns);
+  await cluster.createPods(['a', 'b', 'c'].map((name) => newPod({ namespace: ns, name, finalizers: [] })));
+  const podsApi = new MetadataApi(client, PODS);
+  const logged: string[] = [];
+
+  const pages: ListPage[] = [];
+  for await (const page of listPages(podsApi, { namespace: ns, pageSize: 2, priority: 0, log: { info: (_f, msg) => logged.push(msg) } })) {
+    pages.push(page);
+    if (pages.length === 1) {
+      await cluster.deletePod(ns, 'b');
+      await cluster.createPod(newPod({ namespace: ns, name: 'd', finalizers: [] }));
+      await sleep(OUTLIVE_COMPACTION_MS);
+    }
+  }
+
+  assert.deepEqual(logged, ['list continue token expired; listing again'], 'the server answered the continue token 410');
+  assert.deepEqual(
+    pages.map((p) => [p.restarted, p.items.map((o) => o.metadata.name)]),
+    [
+      [false, ['a', 'b']],
+      [true, ['a', 'c']],
+      [false, ['d']],
+    ],
+  );
+  assert.ok(BigInt(pages[1]!.resourceVersion) > BigInt(pages[0]!.resourceVersion), 'the new pass reads a newer snapshot');
 });

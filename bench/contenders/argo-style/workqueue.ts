@@ -5,22 +5,28 @@
 // AddRateLimited reserves a token, first enqueues included. Reservations may run into debt, as
 // golang.org/x/time/rate's Reserve does: the delay is the time until the debt is paid.
 
-/** TokenReservations is golang.org/x/time/rate.Limiter's Reserve().Delay(), on the real clock. */
+/** Clock reads milliseconds from an arbitrary origin; tests pass one that mocked timers drive. */
+export type Clock = () => number;
+
+/** TokenReservations is golang.org/x/time/rate.Limiter's Reserve().Delay(). */
 class TokenReservations {
   readonly #qps: number;
   readonly #burst: number;
+  readonly #now: Clock;
   #tokens: number;
-  #last = performance.now();
+  #last: number;
 
-  constructor(qps: number, burst: number) {
+  constructor(qps: number, burst: number, now: Clock) {
     this.#qps = qps;
     this.#burst = burst;
+    this.#now = now;
     this.#tokens = burst;
+    this.#last = now();
   }
 
   /** reserve takes a token now or in the future and returns how long to wait for it (ms). */
   reserve(): number {
-    const now = performance.now();
+    const now = this.#now();
     this.#tokens = Math.min(this.#burst, this.#tokens + ((now - this.#last) * this.#qps) / 1000);
     this.#last = now;
     this.#tokens -= 1;
@@ -39,6 +45,7 @@ export interface QueueCounts {
 export class RateLimitingQueue {
   readonly counts: QueueCounts = { adds: 0, rateLimited: 0 };
   readonly #bucket: TokenReservations;
+  readonly #now: Clock;
   readonly #failures = new Map<string, number>();
   readonly #queue: string[] = [];
   #head = 0;
@@ -48,8 +55,9 @@ export class RateLimitingQueue {
   readonly #getters: ((key: string | null) => void)[] = [];
   #shutDown = false;
 
-  constructor(opts: { qps: number; burst: number }) {
-    this.#bucket = new TokenReservations(opts.qps, opts.burst);
+  constructor(opts: { qps: number; burst: number; now?: Clock }) {
+    this.#now = opts.now ?? (() => performance.now());
+    this.#bucket = new TokenReservations(opts.qps, opts.burst, this.#now);
   }
 
   add(key: string): void {
@@ -66,7 +74,7 @@ export class RateLimitingQueue {
   addAfter(key: string, ms: number): void {
     if (this.#shutDown) return;
     if (ms <= 0) return this.add(key);
-    const at = performance.now() + ms;
+    const at = this.#now() + ms;
     const waiting = this.#waiting.get(key);
     if (waiting && waiting.at <= at) return;
     if (waiting) clearTimeout(waiting.timer);

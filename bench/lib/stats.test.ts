@@ -1,0 +1,61 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { per, percentile, ratePerSecond, ratio } from './stats.ts';
+
+test('percentile is the nearest rank: the smallest value with at least p% of the values at or below it', () => {
+  // The worked example of the nearest-rank method: ranks ceil(p/100 * 5).
+  const values = [35, 20, 50, 15, 40];
+  const cases: [number, number][] = [
+    [5, 15],
+    [20, 15],
+    [30, 20],
+    [40, 20],
+    [50, 35],
+    [99, 50],
+    [100, 50],
+  ];
+  for (const [p, want] of cases) assert.equal(percentile(values, p), want, `p${p}`);
+  assert.deepEqual(values, [35, 20, 50, 15, 40], 'the input is left as it was');
+});
+
+test('percentile sorts numerically, not as text', () => {
+  assert.equal(percentile([9, 10, 100, 2], 50), 9);
+  assert.equal(percentile([9, 10, 100, 2], 100), 100);
+});
+
+test('percentile of 1..1000: p50 is 500 and p99 is 990', () => {
+  const values = Array.from({ length: 1000 }, (_, i) => 1000 - i);
+  assert.equal(percentile(values, 50), 500);
+  assert.equal(percentile(values, 99), 990);
+  assert.equal(percentile(values, 99.9), 999);
+});
+
+test('percentile of nothing is null; of one value, that value', () => {
+  assert.equal(percentile([], 50), null);
+  assert.equal(percentile([7], 1), 7);
+});
+
+test('ratePerSecond counts intervals, not events: 11 events over 2 s is 5 a second', () => {
+  const times = Array.from({ length: 11 }, (_, i) => 1_000 + i * 200);
+  assert.equal(ratePerSecond(times), 5);
+});
+
+test('ratePerSecond takes the span from the earliest to the latest time, in any order', () => {
+  assert.equal(ratePerSecond([3_000, 1_000, 2_000, 1_500, 2_500]), 2);
+});
+
+test('ratePerSecond is null for fewer than two events, or no time between them', () => {
+  assert.equal(ratePerSecond([]), null);
+  assert.equal(ratePerSecond([5]), null);
+  assert.equal(ratePerSecond([5, 5, 5]), null);
+});
+
+test('ratio and per divide, null when a side is unknown or the divisor is zero', () => {
+  assert.equal(ratio(6, 4), 1.5);
+  assert.equal(ratio(null, 4), null);
+  assert.equal(ratio(6, null), null);
+  assert.equal(ratio(6, 0), null);
+  assert.equal(per(1_020, 1_000), 1.02);
+  assert.equal(per(0, 1_000), 0);
+  assert.equal(per(5, 0), null);
+});

@@ -1,0 +1,62 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { ApiError } from '../kube/errors.ts';
+import { ScriptedLister } from '../cache/scripted-lister.ts';
+import { PODS, type MetaList } from '../kube/metadata-api.ts';
+import type { MetaObject } from '../kube/objects.ts';
+import { silentLogger } from '../log.ts';
+import { LIST_PRIORITY, listAll } from './sweep-list.ts';
+
+/** ScriptedApi is a scripted pods list. */
+class ScriptedApi extends ScriptedLister {
+  readonly resource = PODS;
+}
+
+const obj = (name: string, rv = '1', namespace = 'ns'): MetaObject => ({ metadata: { namespace, name, uid: `${name}-uid`, resourceVersion: rv } });
+const page = (items: MetaObject[], cont: string | null = null): MetaList => ({ resourceVersion: '10', continue: cont, items });
+const expired = () => new ApiError(410, 'Expired', 'The provided continue parameter is too old to display a consistent list result.');
+const logger = silentLogger();
+
+async function handed(api: ScriptedApi, namespaces: string[] = [], labelSelector?: string): Promise<string[]> {
+  const out: string[] = [];
+  await listAll(api, { namespaces, labelSelector, pageSize: 2, logger }, new AbortController().signal, (o) =>
+    out.push(`${o.metadata.namespace}/${o.metadata.name}@${o.metadata.resourceVersion}`),
+  );
+  return out;
+}
+
+test('lists each namespace in turn, page by page, at the list priority', async () => {
+  const api = new ScriptedApi([page([obj('a', '1', 'one'), obj('b', '1', 'one')], 'p2'), page([obj('c', '1', 'one')]), page([obj('d', '1', 'two')])]);
+  assert.deepEqual(await handed(api, ['one', 'two'], 'x=y'), ['one/a@1', 'one/b@1', 'one/c@1', 'two/d@1']);
+  assert.deepEqual(
+    api.requests.map((r) => [r.namespace, r.opts]),
+    [
+      ['one', { labelSelector: 'x=y', limit: 2, continue: undefined, priority: LIST_PRIORITY }],
+      ['one', { labelSelector: 'x=y', limit: 2, continue: 'p2', priority: LIST_PRIORITY }],
+      ['two', { labelSelector: 'x=y', limit: 2, continue: undefined, priority: LIST_PRIORITY }],
+    ],
+  );
+});
+
+test('with no namespaces configured it makes one list across all of them', async () => {
+  const api = new ScriptedApi([page([obj('a')])]);
+  await handed(api);
+  assert.deepEqual(api.requests.map((r) => r.namespace), [null]);
+});
+
+test('a page that fails transiently is asked for again with the same token', async () => {
+  const api = new ScriptedApi([page([obj('a')], 'p2'), new ApiError(503, 'ServiceUnavailable', 'etcd leader changed'), page([obj('b')])]);
+  assert.deepEqual(await handed(api), ['ns/a@1', 'ns/b@1']);
+  assert.deepEqual(api.requests.map((r) => r.opts.continue), [undefined, 'p2', 'p2']);
+});
+
+test('after an expired continue token the list starts again, handing over only what the abandoned pass had not', async () => {
+  const api = new ScriptedApi([page([obj('a'), obj('b')], 'p2'), expired(), page([obj('a', '5'), obj('c')], 'q2'), page([obj('b', '6'), obj('d')])]);
+  assert.deepEqual(await handed(api), ['ns/a@1', 'ns/b@1', 'ns/c@1', 'ns/d@1']);
+  assert.deepEqual(api.requests.map((r) => r.opts.continue), [undefined, 'p2', undefined, 'q2']);
+});
+
+test('a list that fails for good rejects, for the sweep to turn into an exit code', async () => {
+  const api = new ScriptedApi([new ApiError(404, 'NotFound', 'the server could not find the requested resource')]);
+  await assert.rejects(handed(api), (err) => err instanceof ApiError && err.status === 404);
+});

@@ -1,0 +1,54 @@
+// The sweep's lists: every page of one resource in each namespace it covers, each object handed
+// over as its page arrives, so that the sweep holds a page at a time and what it keeps of it.
+
+import pRetry from 'p-retry';
+import { listPages, type Lister } from '../cache/list-pages.ts';
+import { isRetryable } from '../kube/errors.ts';
+import type { ResourceRef } from '../kube/metadata-api.ts';
+import { objectKey, type MetaObject } from '../kube/objects.ts';
+import type { Logger } from '../log.ts';
+
+/** Lists yield to removals when the budget is tight: orphans are waiting. */
+export const LIST_PRIORITY = 4;
+
+export interface SweepListOptions {
+  /** namespaces to list one after another; empty: one list across all namespaces. */
+  namespaces: readonly string[];
+  labelSelector?: string;
+  pageSize: number;
+  logger: Pick<Logger, 'info'>;
+}
+
+/**
+ * listAll lists a resource page by page, handing each object over as its page arrives. A page that
+ * fails transiently is asked for again. When a continue token expires the list starts again from
+ * the top (see listPages), and objects the abandoned pass already handed over are not handed over
+ * again: the sweep counts each pod once, and an older view is safe, since every write carries the
+ * resourceVersion it was computed from and an owner is confirmed gone against the API; the most
+ * it can do is keep a finalizer a while longer.
+ */
+export async function listAll(
+  api: Lister & { resource: ResourceRef },
+  o: SweepListOptions,
+  stop: AbortSignal,
+  each: (obj: MetaObject) => void,
+): Promise<void> {
+  const retrying: Lister = {
+    list: (namespace, opts, signal) =>
+      pRetry(() => api.list(namespace, opts, signal), { retries: 3, minTimeout: 200, signal, shouldRetry: ({ error }) => isRetryable(error) }),
+  };
+  for (const namespace of o.namespaces.length > 0 ? o.namespaces : [null]) {
+    const handedOver = new Set<string>();
+    let restarted = false;
+    const pages = listPages(retrying, { namespace, labelSelector: o.labelSelector, pageSize: o.pageSize, priority: LIST_PRIORITY, log: o.logger, resource: api.resource.resource }, stop);
+    for await (const page of pages) {
+      restarted ||= page.restarted;
+      for (const obj of page.items) {
+        const key = objectKey({ namespace: obj.metadata?.namespace ?? '', name: obj.metadata?.name ?? '' });
+        if (restarted && handedOver.has(key)) continue;
+        handedOver.add(key);
+        each(obj);
+      }
+    }
+  }
+}

@@ -1,5 +1,5 @@
-// Running `finalizer-sweeper` as operators do: `node src/cli.ts ...` in a child process, with its
-// stdout, stderr and exit status collected, and its JSON log lines parsed.
+// Running `finalizer-sweeper` as operators do: `node src/cli.ts ...` (or an installed copy) in a
+// child process, with its stdout, stderr and exit status collected, and its JSON log lines parsed.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 
@@ -27,11 +27,22 @@ export interface RunningCli {
   untilStderr(matches: (line: string) => boolean): Promise<string>;
 }
 
-/** startCli starts `node src/cli.ts ...args`. Settings come from the arguments only: no FINALIZER_SWEEPER_* variable is passed on. */
-export function startCli(args: string[], o: { timeoutMs?: number } = {}): RunningCli {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('FINALIZER_SWEEPER_')));
-  const child = spawn(process.execPath, [CLI, ...args], {
-    cwd: REPO,
+/** CliOptions say how to run the CLI; by default `node src/cli.ts` in the repo with this process's environment. */
+export interface CliOptions {
+  timeoutMs?: number;
+  /** command is the program and its first arguments, e.g. an installed `bin/finalizer-sweeper`. */
+  command?: [string, ...string[]];
+  /** env replaces this process's environment (FINALIZER_SWEEPER_* variables are dropped from either). */
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+}
+
+/** startCli starts the CLI (`node src/cli.ts` unless `o.command` names another) with args. Settings come from the arguments only: no FINALIZER_SWEEPER_* variable is passed on. */
+export function startCli(args: string[], o: CliOptions = {}): RunningCli {
+  const env = Object.fromEntries(Object.entries(o.env ?? process.env).filter(([k]) => !k.startsWith('FINALIZER_SWEEPER_')));
+  const [command, ...first] = o.command ?? [process.execPath, CLI];
+  const child = spawn(command, [...first, ...args], {
+    cwd: o.cwd ?? REPO,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
     timeout: o.timeoutMs ?? DEFAULT_TIMEOUT_MS,
@@ -67,8 +78,8 @@ export function startCli(args: string[], o: { timeoutMs?: number } = {}): Runnin
   return { child, result, stderr: () => stderr, untilStderr };
 }
 
-/** runCli runs `node src/cli.ts ...args` to the end. */
-export function runCli(args: string[], o: { timeoutMs?: number } = {}): Promise<CliResult> {
+/** runCli runs the CLI with args to the end (see startCli). */
+export function runCli(args: string[], o: CliOptions = {}): Promise<CliResult> {
   return startCli(args, o).result;
 }
 

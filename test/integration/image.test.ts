@@ -121,8 +121,9 @@ for (const flavour of FLAVOURS) {
     const pid = await container.pid();
     const status = await readFile(`/proc/${pid}/status`, 'utf8');
     assert.deepEqual(
-      pick(status, ['Uid', 'Gid', 'CapPrm', 'CapEff', 'CapBnd', 'NoNewPrivs']),
-      { Uid: `${UID} ${UID} ${UID} ${UID}`, Gid: `${UID} ${UID} ${UID} ${UID}`, CapPrm: '0'.repeat(16), CapEff: '0'.repeat(16), CapBnd: '0'.repeat(16), NoNewPrivs: '1' },
+      pick(status, ['Uid', 'Gid', 'CapPrm', 'CapEff', 'CapBnd', 'NoNewPrivs', 'Seccomp']),
+      // Seccomp 2 is filter mode: podman's default profile, as RuntimeDefault is the runtime's.
+      { Uid: `${UID} ${UID} ${UID} ${UID}`, Gid: `${UID} ${UID} ${UID} ${UID}`, CapPrm: '0'.repeat(16), CapEff: '0'.repeat(16), CapBnd: '0'.repeat(16), NoNewPrivs: '1', Seccomp: '2' },
     );
     assert.deepEqual(writableMounts(await readFile(`/proc/${pid}/mountinfo`, 'utf8')), [], 'the root filesystem and every mount under it should be read-only');
 
@@ -144,7 +145,8 @@ for (const flavour of FLAVOURS) {
     assert.equal(liveAfter?.metadata.resourceVersion, liveBefore?.metadata.resourceVersion, 'nothing should have been written to the live pod');
 
     const memory = pick(await readFile(`/proc/${pid}/status`, 'utf8'), ['VmRSS', 'VmHWM']);
-    t.diagnostic(`${flavour} container RSS ${memory['VmRSS']} (peak ${memory['VmHWM']}), synced, leading, after one removal`);
+    const mib = (kB: string | undefined): string => (Number.parseInt(kB ?? '', 10) / 1024).toFixed(1);
+    t.diagnostic(`${flavour} container RSS ${mib(memory['VmRSS'])} MiB (peak ${mib(memory['VmHWM'])} MiB): synced, leading, after one removal`);
 
     assert.equal(await container.stop(30), 0, 'node, PID 1 in the container, should exit 0 on SIGTERM');
     const output = await container.logs();

@@ -62,6 +62,7 @@ export async function buildImage(podman: Podman, bases: BaseImages, flavour: Fla
     const npmrc = join(dir, 'npmrc');
     await writeFile(npmrc, await hostNpmrc(), { mode: 0o600 });
     const tag = imageTag(flavour);
+    const previous = await podman.imageId(tag);
     await podman.build({
       file: join(REPO, 'deploy', 'Dockerfile'),
       context: REPO,
@@ -69,6 +70,8 @@ export async function buildImage(podman: Podman, bases: BaseImages, flavour: Fla
       buildArgs: { BUILD_IMAGE: bases.slim, RUNTIME_IMAGE: bases[flavour] },
       secrets: { npmrc },
     });
+    // The build the tag pointed at before would otherwise stay in the store, untagged, each run.
+    if (previous !== null && previous !== (await podman.imageId(tag))) await podman.removeImageIfUnused(previous);
     return tag;
   } finally {
     await rm(dir, { recursive: true, force: true });

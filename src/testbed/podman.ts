@@ -1,6 +1,6 @@
 // The container engine of the image test: Debian's podman, run as root through its CLI. Only this
 // file knows podman's flags and what this kind of machine needs of them (see the README, "The
-// image"): every container uses the host's network, runc, and ulimits the caller may set.
+// image"): runc where it is installed, ulimits within our own, and the host's network.
 import { execFile, spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
@@ -85,6 +85,17 @@ export class Podman {
     if (code !== 0) return null;
     const labels = JSON.parse(stdout) as Record<string, string> | null;
     return labels?.[key] ?? null;
+  }
+
+  /** imageId is the ID the tag points at, or null if there is no such image. */
+  async imageId(tag: string): Promise<string | null> {
+    const { code, stdout } = await this.#run(['image', 'inspect', '--format', '{{.Id}}', tag]);
+    return code === 0 ? stdout.trim() : null;
+  }
+
+  /** removeImageIfUnused removes an image by ID unless a container or another image still uses it. */
+  async removeImageIfUnused(id: string): Promise<void> {
+    await this.#run(['image', 'rm', id]);
   }
 
   /** imageSize is the image's size in bytes, all layers uncompressed, as `podman images` counts it. */

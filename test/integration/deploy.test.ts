@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, matchesGlob, relative } from 'node:path';
 import { after, before, test, type TestContext } from 'node:test';
 import { loadAll } from 'js-yaml';
+import ts from 'typescript';
 import yargs from 'yargs';
 import { defineControllerOptions, resolveSettings } from '../../src/config/index.ts';
 import { parseConfigText } from '../../src/config/file.ts';
@@ -398,17 +399,22 @@ for (const { flavour, account, workIn } of CONTROLLER_CASES) {
 
 // --- the image ------------------------------------------------------------------------------
 
-test('the image holds every file the CLI loads, and every package the CLI imports is a runtime dependency', async () => {
+test('the image build compiles every source file the CLI loads, and every package the CLI imports is a runtime dependency', async () => {
+  // What test/integration/image.test.ts shows by building and running the image, checked here
+  // from the recipe alone, so that it holds where no container engine runs.
   const { files, packages } = await moduleGraph('src/cli.ts');
+  const needed = [...files, 'package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json'];
   const ignore = await readFile(join(REPO, '.dockerignore'), 'utf8');
   const copied = (await readFile(join(REPO, 'deploy', 'Dockerfile'), 'utf8'))
     .split('\n')
     .flatMap((line) => /^COPY (?!--)(.+) \S+$/.exec(line)?.[1]?.split(/\s+/) ?? []);
+  const compiled = compiledBy('tsconfig.build.json');
   const pkg = JSON.parse(await readFile(join(REPO, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
 
-  const missing = files.filter((f) => !inBuildContext(f, ignore) || !copied.some((c) => f === c || f.startsWith(`${c}/`)));
-  assert.deepEqual(missing, [], 'left out of the image');
-  assert.deepEqual(packages.filter((p) => !(p in pkg.dependencies)), [], 'not installed by npm ci --omit=dev');
+  assert.deepEqual(needed.filter((f) => !inBuildContext(f, ignore)), [], 'left out of the build context by .dockerignore');
+  assert.deepEqual(needed.filter((f) => !copied.some((c) => f === c || f.startsWith(`${c}/`))), [], 'copied by no COPY line');
+  assert.deepEqual(files.filter((f) => !compiled.includes(f)), [], 'not compiled by npm run build (tsconfig.build.json)');
+  assert.deepEqual(packages.filter((p) => !(p in pkg.dependencies)), [], 'removed by npm prune --omit=dev');
 });
 
 // --- helpers --------------------------------------------------------------------------------
@@ -565,6 +571,18 @@ async function moduleGraph(entry: string): Promise<{ files: string[]; packages: 
     }
   }
   return { files: [...files].sort(), packages: [...packages].sort() };
+}
+
+/** compiledBy lists the files, relative to the repository, that tsc compiles with this tsconfig. */
+function compiledBy(tsconfig: string): string[] {
+  const parsed = ts.getParsedCommandLineOfConfigFile(join(REPO, tsconfig), {}, {
+    ...ts.sys,
+    onUnRecoverableConfigFileDiagnostic: (d) => {
+      throw new Error(ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+    },
+  });
+  assert.ok(parsed, `${tsconfig} should parse`);
+  return parsed.fileNames.map((f) => relative(REPO, f));
 }
 
 /** inBuildContext applies .dockerignore as Docker does: the last matching line wins, a directory covers its contents. */

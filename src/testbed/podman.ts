@@ -1,0 +1,213 @@
+// The container engine of the image test: Debian's podman, run as root through its CLI. Only this
+// file knows podman's flags and what this kind of machine needs of them (see the README, "The
+// image"): runc where it is installed, ulimits within our own, and the host's network.
+import { execFile, spawn } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { promisify } from 'node:util';
+
+const exec = promisify(execFile);
+
+/** PACKAGES are the Debian packages the image test needs: the engine, its runtime, and debootstrap for the bases. */
+export const PACKAGES = ['podman', 'runc', 'debootstrap'];
+
+/** BuildOptions are `podman build`'s inputs; secrets map an id to a file (RUN --mount=type=secret). */
+export interface BuildOptions {
+  file: string;
+  context: string;
+  tag: string;
+  buildArgs: Record<string, string>;
+  secrets: Record<string, string>;
+}
+
+/** RunOptions describe a detached container; mounts are read-only bind mounts, host path to container path. */
+export interface RunOptions {
+  image: string;
+  name: string;
+  args: string[];
+  user: string;
+  env: Record<string, string>;
+  mounts: Record<string, string>;
+  /** Flags passed as they are, e.g. the security settings under test. */
+  flags: string[];
+  /** maxSeconds bounds its life: conmon kills it then, even if whoever started it died without removing it. */
+  maxSeconds: number;
+}
+
+/** Container is a started container, known by its name. */
+export interface Container {
+  name: string;
+  /** pid is the host PID of the container's first process. */
+  pid(): Promise<number>;
+  /** logs is what the container has written to stdout and stderr so far. */
+  logs(): Promise<string>;
+  /** stop sends SIGTERM, waits up to timeoutSeconds (then SIGKILL), and returns the exit code. */
+  stop(timeoutSeconds: number): Promise<number>;
+  /** remove removes it, stopping it first with SIGKILL if it still runs. */
+  remove(): Promise<void>;
+}
+
+export class Podman {
+  readonly #global: string[];
+  readonly #ulimits: string[];
+
+  private constructor(global: string[], ulimits: string[]) {
+    this.#global = global;
+    this.#ulimits = ulimits;
+  }
+
+  /**
+   * find returns podman if it is on PATH; else, as root with apt-get, installs PACKAGES first;
+   * else a reason why no engine can be had here.
+   */
+  static async find(): Promise<Podman | { unavailable: string }> {
+    if (!(await onPath('podman'))) {
+      if (process.getuid?.() !== 0 || !(await onPath('apt-get'))) {
+        return { unavailable: 'podman is not on PATH, and installing it takes root and apt-get' };
+      }
+      process.stderr.write(`podman missing: apt-get install ${PACKAGES.join(' ')}\n`);
+      await exec('apt-get', ['update', '-qq']);
+      await exec('apt-get', ['install', '-y', '-qq', ...PACKAGES], { env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+    }
+    // crun (podman's default) refuses a hybrid cgroup hierarchy in which cgroup v2 holds a
+    // controller ("cgroups in hybrid mode not supported"), as on these machines; runc runs there.
+    const global = (await onPath('runc')) ? ['--runtime', 'runc'] : [];
+    return new Podman(global, await ulimits());
+  }
+
+  async imageExists(tag: string): Promise<boolean> {
+    const { code } = await this.#run(['image', 'exists', tag]);
+    return code === 0;
+  }
+
+  /** imageLabel is the image's label `key`, or null when the image or the label is missing. */
+  async imageLabel(tag: string, key: string): Promise<string | null> {
+    const { code, stdout } = await this.#run(['image', 'inspect', '--format', '{{json .Labels}}', tag]);
+    if (code !== 0) return null;
+    const labels = JSON.parse(stdout) as Record<string, string> | null;
+    return labels?.[key] ?? null;
+  }
+
+  /** imageId is the ID the tag points at, or null if there is no such image. */
+  async imageId(tag: string): Promise<string | null> {
+    const { code, stdout } = await this.#run(['image', 'inspect', '--format', '{{.Id}}', tag]);
+    return code === 0 ? stdout.trim() : null;
+  }
+
+  /** removeImageIfUnused removes an image by ID unless a container or another image still uses it. */
+  async removeImageIfUnused(id: string): Promise<void> {
+    await this.#run(['image', 'rm', id]);
+  }
+
+  /** imageSize is the image's size in bytes, all layers uncompressed, as `podman images` counts it. */
+  async imageSize(tag: string): Promise<number> {
+    return Number((await this.#ok(['image', 'inspect', '--format', '{{.Size}}', tag])).trim());
+  }
+
+  /** imageConfig is what a container of the image runs, unless told otherwise. */
+  async imageConfig(tag: string): Promise<{ user: string; entrypoint: string[]; cmd: string[] }> {
+    const config = JSON.parse(await this.#ok(['image', 'inspect', '--format', '{{json .Config}}', tag])) as {
+      User?: string;
+      Entrypoint?: string[] | null;
+      Cmd?: string[] | null;
+    };
+    return { user: config.User ?? '', entrypoint: config.Entrypoint ?? [], cmd: config.Cmd ?? [] };
+  }
+
+  /** build runs `podman build` with the host's network (the build stage runs npm ci); output goes to onOutput. */
+  async build(o: BuildOptions, onOutput: (chunk: string) => void = () => {}): Promise<void> {
+    const args = [
+      'build', '--network', 'host', ...this.#ulimits, '-f', o.file, '-t', o.tag,
+      ...Object.entries(o.buildArgs).flatMap(([k, v]) => ['--build-arg', `${k}=${v}`]),
+      ...Object.entries(o.secrets).flatMap(([id, src]) => ['--secret', `id=${id},src=${src}`]),
+      o.context,
+    ];
+    const { code, stdout, stderr } = await this.#run(args, onOutput);
+    if (code !== 0) throw new Error(`podman build -t ${o.tag} failed (exit ${code}):\n${tail(stdout + stderr)}`);
+  }
+
+  /** run starts a detached container on the host's network. */
+  async run(o: RunOptions): Promise<Container> {
+    const args = [
+      'run', '--detach', '--name', o.name, '--timeout', String(o.maxSeconds), '--network', 'host', '--user', o.user,
+      ...this.#ulimits, ...o.flags,
+      ...Object.entries(o.env).flatMap(([k, v]) => ['--env', `${k}=${v}`]),
+      ...Object.entries(o.mounts).flatMap(([host, path]) => ['--volume', `${host}:${path}:ro`]),
+      o.image, ...o.args,
+    ];
+    await this.#ok(args);
+    return {
+      name: o.name,
+      pid: async () => Number((await this.#ok(['inspect', '--format', '{{.State.Pid}}', o.name])).trim()),
+      logs: async () => {
+        const { stdout, stderr } = await this.#run(['logs', o.name]);
+        return stdout + stderr;
+      },
+      stop: async (timeoutSeconds) => {
+        await this.#ok(['stop', '--time', String(timeoutSeconds), o.name]);
+        return Number((await this.#ok(['inspect', '--format', '{{.State.ExitCode}}', o.name])).trim());
+      },
+      remove: async () => {
+        await this.#run(['rm', '--force', '--time', '0', o.name]);
+      },
+    };
+  }
+
+  /** runOnce runs a command in a new container to the end and returns its output; a non-zero exit throws. */
+  async runOnce(image: string, flags: string[], args: string[]): Promise<string> {
+    return this.#ok(['run', '--rm', '--network', 'host', ...this.#ulimits, ...flags, image, ...args]);
+  }
+
+  async #ok(args: string[]): Promise<string> {
+    const { code, stdout, stderr } = await this.#run(args);
+    if (code !== 0) throw new Error(`podman ${args.join(' ')}: exit ${code}\n${tail(stderr || stdout)}`);
+    return stdout;
+  }
+
+  #run(args: string[], onOutput?: (chunk: string) => void): Promise<{ code: number | null; stdout: string; stderr: string }> {
+    return new Promise((resolve, reject) => {
+      const child = spawn('podman', [...this.#global, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.setEncoding('utf8').on('data', (d: string) => {
+        stdout += d;
+        onOutput?.(d);
+      });
+      child.stderr.setEncoding('utf8').on('data', (d: string) => {
+        stderr += d;
+        onOutput?.(d);
+      });
+      child.once('error', reject);
+      child.once('close', (code) => resolve({ code, stdout, stderr }));
+    });
+  }
+}
+
+/**
+ * ulimits caps the containers' open files and processes at 4096, or lower if ours are lower. As
+ * root, podman asks for 1,048,576 of each, which takes CAP_SYS_RESOURCE once that is above the
+ * caller's hard limit, and root in these sandboxes lacks it: runc then fails with "error setting
+ * rlimits". 4096 is far more than npm or the controller uses.
+ */
+async function ulimits(): Promise<string[]> {
+  const limits = await readFile('/proc/self/limits', 'utf8');
+  const hard = (name: string): number => {
+    const value = new RegExp(`^${name}\\s+\\S+\\s+(\\S+)`, 'm').exec(limits)?.[1];
+    return value === undefined || value === 'unlimited' ? Infinity : Number(value);
+  };
+  const nofile = Math.min(4096, hard('Max open files'));
+  const nproc = Math.min(4096, hard('Max processes'));
+  return ['--ulimit', `nofile=${nofile}:${nofile}`, '--ulimit', `nproc=${nproc}:${nproc}`];
+}
+
+async function onPath(command: string): Promise<boolean> {
+  try {
+    await exec('sh', ['-c', `command -v ${command}`]);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function tail(text: string, lines = 40): string {
+  return text.trimEnd().split('\n').slice(-lines).join('\n');
+}

@@ -67,13 +67,17 @@ async function runScenario(scenario: Scenario, scale: number, onVersion: (v: str
   const log = (message: string): void => console.error(`[${((performance.now() - started) / 1000).toFixed(1).padStart(6)} s] ${scenario.id} ${scenario.key}: ${message}`);
   let error: string | undefined;
   try {
-    log('starting a control plane');
-    const env = await startEnv(scenario.plane);
-    onVersion(env.plane.serverVersion);
-    try {
-      await scenario.run({ env, scale, log }, out);
-    } finally {
-      await env.stop();
+    if ('local' in scenario) {
+      await scenario.run({ scale, log }, out);
+    } else {
+      log('starting a control plane');
+      const env = await startEnv(scenario.plane);
+      onVersion(env.plane.serverVersion);
+      try {
+        await scenario.run({ env, scale, log }, out);
+      } finally {
+        await env.stop();
+      }
     }
   } catch (err) {
     error = err instanceof Error ? err.message : String(err);

@@ -10,7 +10,7 @@ import { ARGO_FINALIZER } from '../../src/testbed/fixtures.ts';
 import { createPodSet } from '../lib/populate.ts';
 import { fig, goal } from '../lib/result.ts';
 import { per } from '../lib/stats.ts';
-import { scaled, type Scenario } from './scenario.ts';
+import { scaled, type ClusterScenario } from './scenario.ts';
 
 const PODS = 2000;
 const PODS_PER_WORKFLOW = 100;
@@ -19,7 +19,7 @@ const CONCURRENCY = 16;
 /** Time for the contenders' watches to deliver the last updates after the last write returned. */
 const SETTLE_MS = 3_000;
 
-export const churn: Scenario = {
+export const churn: ClusterScenario = {
   id: 3,
   key: 'churn',
   title: 'Churn',

@@ -10,7 +10,7 @@ import { createPodSet, type PodSet } from '../lib/populate.ts';
 import { RemovalWatch } from '../lib/removal-watch.ts';
 import { fig, goal, type Row } from '../lib/result.ts';
 import { per } from '../lib/stats.ts';
-import { scaled, type Outcome, type Scenario, type ScenarioContext } from './scenario.ts';
+import { scaled, type Outcome, type ClusterScenario, type ScenarioContext } from './scenario.ts';
 
 const PODS = 500;
 /** The argo-style reproduction's subset: 10 a second after a burst of 100. */
@@ -26,7 +26,7 @@ interface Counts {
   writes: number;
 }
 
-export const conflicts: Scenario = {
+export const conflicts: ClusterScenario = {
   id: 4,
   key: 'conflicts',
   title: 'Conflicts',

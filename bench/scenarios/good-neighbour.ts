@@ -15,7 +15,7 @@ import { RemovalWatch } from '../lib/removal-watch.ts';
 import { fig, goal, type Row } from '../lib/result.ts';
 import { percentile, ratePerSecond } from '../lib/stats.ts';
 import { TenantLoad, type Sample } from '../lib/tenant-load.ts';
-import { scaled, type Scenario, type ScenarioContext } from './scenario.ts';
+import { scaled, type ClusterScenario, type ScenarioContext } from './scenario.ts';
 
 const TENANT_NAMESPACE = 's8-tenant';
 const TENANT_RATE = 80;
@@ -32,7 +32,7 @@ const ALONE = 'tenant alone';
 const BESIDE_BARE = `tenant beside the bare loop (concurrency ${BARE_LOOP_CONCURRENCY})`;
 const BESIDE_SWEEPER = `tenant beside ${DEFAULTS.label}`;
 
-export const goodNeighbour: Scenario = {
+export const goodNeighbour: ClusterScenario = {
   id: 8,
   key: 'good-neighbour',
   title: 'Good neighbour',

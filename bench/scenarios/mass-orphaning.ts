@@ -12,7 +12,7 @@ import { meterProcesses, meterSelf, perThousand } from '../lib/cpu.ts';
 import { RemovalWatch } from '../lib/removal-watch.ts';
 import { fig, format, goal, type Row } from '../lib/result.ts';
 import { per, ratePerSecond, ratio } from '../lib/stats.ts';
-import { scaled, type Outcome, type Scenario, type ScenarioContext } from './scenario.ts';
+import { scaled, type Outcome, type ClusterScenario, type ScenarioContext } from './scenario.ts';
 
 const PODS_PER_WORKFLOW = 100;
 const WORKFLOWS = 50;
@@ -22,7 +22,7 @@ const READY_TIMEOUT_MS = 120_000;
 /** The argo-style bucket's burst: the removals past it show its sustained rate. */
 const ARGO_BURST = 100;
 
-export const massOrphaning: Scenario = {
+export const massOrphaning: ClusterScenario = {
   id: 1,
   key: 'mass-orphaning',
   title: 'Mass orphaning',

@@ -9,7 +9,7 @@ import { startNode, type Child } from '../lib/child.ts';
 import { createNamespace, createPodSet } from '../lib/populate.ts';
 import { fig, goal } from '../lib/result.ts';
 import { ratio } from '../lib/stats.ts';
-import { scaled, seconds, type Scenario, type ScenarioContext } from './scenario.ts';
+import { scaled, seconds, type ClusterScenario, type ScenarioContext } from './scenario.ts';
 
 const WORKFLOWS = 100;
 const PODS_PER_WORKFLOW = 100;
@@ -27,7 +27,7 @@ interface Measured {
   syncSeconds: number;
 }
 
-export const memoryBandwidth: Scenario = {
+export const memoryBandwidth: ClusterScenario = {
   id: 5,
   key: 'memory-bandwidth',
   title: 'Memory and bandwidth',

@@ -10,7 +10,7 @@ import { createPodSet, deleteWorkflows } from '../lib/populate.ts';
 import { RemovalWatch } from '../lib/removal-watch.ts';
 import { fig, goal } from '../lib/result.ts';
 import { percentile, ratePerSecond } from '../lib/stats.ts';
-import { scaled, seconds, type Scenario, type ScenarioContext } from './scenario.ts';
+import { scaled, seconds, type ClusterScenario, type ScenarioContext } from './scenario.ts';
 
 const BACKLOG_WORKFLOWS = 100;
 const PODS_PER_WORKFLOW = 100;
@@ -30,7 +30,7 @@ interface ModeResult {
   drainSeconds: number | null;
 }
 
-export const orphansFirst: Scenario = {
+export const orphansFirst: ClusterScenario = {
   id: 2,
   key: 'orphans-first',
   title: 'Orphans first',

@@ -8,7 +8,7 @@ import { SWEEPER } from '../lib/env.ts';
 import { createPodSet, deleteWorkflows } from '../lib/populate.ts';
 import { RemovalWatch } from '../lib/removal-watch.ts';
 import { fig, goal } from '../lib/result.ts';
-import { scaled, seconds, type Scenario } from './scenario.ts';
+import { scaled, seconds, type ClusterScenario } from './scenario.ts';
 
 const WORKFLOWS = 1_000;
 const PODS_PER_WORKFLOW = 100;
@@ -17,7 +17,7 @@ const ORPHAN_EVERY = 20;
 const POLL_MS = 100;
 const MB = 1e6;
 
-export const atScale: Scenario = {
+export const atScale: ClusterScenario = {
   id: 9,
   key: 'scale',
   title: 'Scale',

@@ -4,10 +4,14 @@ import type { ControlPlaneOptions } from '../../src/testbed/control-plane.ts';
 import type { BenchEnv } from '../lib/env.ts';
 import type { Goal, Row } from '../lib/result.ts';
 
-export interface ScenarioContext {
-  env: BenchEnv;
+/** LocalContext is what a scenario that needs no control plane gets. */
+export interface LocalContext {
   scale: number;
   log(message: string): void;
+}
+
+export interface ScenarioContext extends LocalContext {
+  env: BenchEnv;
 }
 
 /** Outcome is the part of the result a scenario fills in. */
@@ -18,14 +22,26 @@ export interface Outcome {
   notes: string[];
 }
 
-export interface Scenario {
+interface Named {
   id: number;
   key: string;
   title: string;
+}
+
+/** ClusterScenario runs against a control plane of its own. */
+export interface ClusterScenario extends Named {
   /** plane: options of the scenario's control plane (e.g. API server flags); default none. */
   plane?: ControlPlaneOptions;
   run(ctx: ScenarioContext, out: Outcome): Promise<void>;
 }
+
+/** LocalScenario measures something in this process alone: no control plane is started for it. */
+export interface LocalScenario extends Named {
+  local: true;
+  run(ctx: LocalContext, out: Outcome): Promise<void>;
+}
+
+export type Scenario = ClusterScenario | LocalScenario;
 
 /** scaled is n times the scale, rounded, and at least `min`. */
 export function scaled(n: number, scale: number, min = 1): number {

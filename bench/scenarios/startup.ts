@@ -9,7 +9,7 @@ import { WORKFLOW_LABEL } from '../../src/testbed/fixtures.ts';
 import { createPodSet, deleteWorkflows } from '../lib/populate.ts';
 import { RemovalWatch } from '../lib/removal-watch.ts';
 import { fig, goal, type Row } from '../lib/result.ts';
-import { scaled, seconds, type Scenario, type ScenarioContext } from './scenario.ts';
+import { scaled, seconds, type ClusterScenario, type ScenarioContext } from './scenario.ts';
 
 const WORKFLOWS = 200;
 const PODS_PER_WORKFLOW = 100;
@@ -26,7 +26,7 @@ interface Timeline {
   lastRemoval: number | null;
 }
 
-export const startup: Scenario = {
+export const startup: ClusterScenario = {
   id: 6,
   key: 'startup',
   title: 'Startup',

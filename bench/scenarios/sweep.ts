@@ -8,12 +8,12 @@ import { RemovalWatch } from '../lib/removal-watch.ts';
 import { CeilingSeries, withRatio } from '../lib/ceiling-series.ts';
 import { fig, format, type Figure, type Row } from '../lib/result.ts';
 import { per, ratePerSecond } from '../lib/stats.ts';
-import { scaled, type Scenario, type ScenarioContext } from './scenario.ts';
+import { scaled, type ClusterScenario, type ScenarioContext } from './scenario.ts';
 
 const WORKFLOWS = 50;
 const PODS_PER_WORKFLOW = 100;
 
-export const sweep: Scenario = {
+export const sweep: ClusterScenario = {
   id: 7,
   key: 'sweep',
   title: 'Sweep',

@@ -3,6 +3,7 @@
 // (--kube-api-qps/--kube-api-burst) that every request of the process shares.
 
 import type { Settings } from '../config/settings.ts';
+import { FALLBACK_API_RATE } from '../config/settings.ts';
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import { ApiClient } from '../kube/client.ts';
@@ -16,7 +17,7 @@ export async function connect(settings: Settings, metrics: Metrics, logger: Logg
   try {
     const transport = await loadTransport({ kubeconfig: settings.kubeconfig, context: settings.context });
     const client = new ApiClient(transport, {
-      budget: createBudget({ qps: settings.kubeApiQps, burst: settings.kubeApiBurst }),
+      budget: createBudget({ qps: settings.kubeApiQps ?? FALLBACK_API_RATE.qps, burst: settings.kubeApiBurst ?? FALLBACK_API_RATE.burst }),
       observer: { request: (verb, code, seconds) => metrics.apiRequest(verb, code, seconds) },
       // Workers, owner reads and the two lists each hold a socket at the busiest moment.
       maxSockets: Math.max(32, settings.podCleanupWorkers + 8),

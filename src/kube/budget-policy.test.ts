@@ -116,13 +116,13 @@ test('the bound never falls below 1', () => {
   assert.equal(p.state.concurrency, 1);
 });
 
-test('each run of `bound` answers without a 429 grows the bound by one, back to its ceiling', () => {
-  const { p, answer, advance } = policy({ maxConcurrency: 8 });
+test('each run of `bound` answers without a 429, and at least 8, grows the bound by one, back to its ceiling', () => {
+  const { p, answer, advance } = policy({ maxConcurrency: 12 });
   answer({ status: 429 });
   answer({ status: 429 });
   advance(10);
   answer({ status: 429 });
-  assert.equal(p.state.concurrency, 2);
+  assert.equal(p.state.concurrency, 3);
   advance(10);
   const grown: number[] = [];
   let recovered = 0;
@@ -132,10 +132,10 @@ test('each run of `bound` answers without a 429 grows the bound by one, back to 
       if (e.kind === 'recovered') recovered++;
     }
   }
-  // 2 answers to reach 3, 3 to reach 4, ... 7 to reach 8: 2+3+4+5+6+7 = 27 answers.
-  assert.deepEqual(grown, [3, 4, 5, 6, 7, 8]);
+  // 8 answers for each step up to 9, then 9, 10 and 11 for the steps to 10, 11 and 12: 78 in all.
+  assert.deepEqual(grown, [4, 5, 6, 7, 8, 9, 10, 11, 12]);
   assert.equal(recovered, 1);
-  assert.equal(p.state.concurrency, 8);
+  assert.equal(p.state.concurrency, 12);
   assert.deepEqual(answer({ status: 429 }).map((e) => e.kind === 'throttled' && e.first), [true], 'a 429 after recovery starts a new episode');
 });
 

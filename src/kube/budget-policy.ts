@@ -19,8 +19,8 @@
 // adapted to the server's answers like TCP's congestion window. A 429 pauses new starts for its
 // Retry-After and halves the bound (multiplicative decrease), at most once per round: a 429 to a
 // request sent before the last cut says nothing about the new bound. Then each run of `bound`
-// answers without a 429 (to requests sent after the last cut) raises it by one (additive
-// increase), back up to `maxConcurrency`.
+// answers without a 429 (to requests sent after the last cut), and at least MIN_RUN, raises it by
+// one (additive increase), back up to `maxConcurrency`.
 import type { ApiBudgetMode } from '../config/settings.ts';
 import type { Answer, FlowControl, Rate } from './budget.ts';
 
@@ -33,6 +33,14 @@ const DEFAULT_RETRY_AFTER_MS = 1_000;
  * the throttled call itself still waits its full Retry-After before it is sent again (work/classify.ts).
  */
 const MAX_PAUSE_MS = 5_000;
+
+/**
+ * MIN_RUN is the shortest run of answers without a 429 that grows the bound. At a bound of 1 or
+ * 2, one or two answers say little about the server's room, and each premature step costs a 429
+ * and a whole pause: against a server taking one write at a time, steps after single answers held
+ * the controller to about one removal a second (test/integration/throttling.test.ts).
+ */
+const MIN_RUN = 8;
 
 /** BudgetState is what the budget enforces now, and why. */
 export interface BudgetState {
@@ -152,7 +160,7 @@ export class BudgetPolicy {
   #grow(events: BudgetEvent[]): void {
     const s = this.#state;
     if (s.concurrency >= s.maxConcurrency) return;
-    if (++this.#successes < s.concurrency) return;
+    if (++this.#successes < Math.max(MIN_RUN, s.concurrency)) return;
     this.#successes = 0;
     this.#set({ concurrency: s.concurrency + 1 });
     events.push({ kind: 'grown' });

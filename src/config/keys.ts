@@ -8,7 +8,7 @@ import {
   qualifiedNameProblem,
 } from './names.ts';
 import type { Settings } from './settings.ts';
-import { REASONS } from './settings.ts';
+import { API_BUDGET_MODES, FALLBACK_API_RATE, REASONS } from './settings.ts';
 import type { Parser } from './values.ts';
 import {
   boolean,
@@ -116,14 +116,19 @@ export const KEYS: readonly SettingSpec[] = [
     parse: nullable(checked('a context name', nonEmpty)), get: (s) => s.context, set: (s, v) => { s.context = v; },
   }),
   define({
-    key: 'kubeApiQps', commands: BOTH, group: 'Cluster access:',
-    describe: 'Sustained rate of API requests per second (all requests share one budget).',
-    parse: positiveNumber, get: (s) => s.kubeApiQps, set: (s, v) => { s.kubeApiQps = v; },
+    key: 'kubeApiBudgetMode', commands: BOTH, group: 'Cluster access:',
+    describe: 'What bounds the API requests: auto (no QPS cap when the API server runs API Priority and Fairness, else the QPS and burst), qps (always the QPS and burst), apf (never a QPS cap). In modes auto and qps, a given --kube-api-qps or --kube-api-burst always applies.',
+    parse: oneOf(API_BUDGET_MODES), get: (s) => s.kubeApiBudgetMode, set: (s, v) => { s.kubeApiBudgetMode = v; },
   }),
   define({
-    key: 'kubeApiBurst', commands: BOTH, group: 'Cluster access:',
-    describe: 'API requests allowed in a burst above the QPS.',
-    parse: integer(1), get: (s) => s.kubeApiBurst, set: (s, v) => { s.kubeApiBurst = v; },
+    key: 'kubeApiQps', commands: BOTH, group: 'Cluster access:', unset: `none under APF (mode auto), else ${FALLBACK_API_RATE.qps}`,
+    describe: 'Sustained rate of API requests per second (all requests share one budget); given, it applies in modes auto and qps (mode apf refuses it).',
+    parse: nullable(positiveNumber), get: (s) => s.kubeApiQps, set: (s, v) => { s.kubeApiQps = v; },
+  }),
+  define({
+    key: 'kubeApiBurst', commands: BOTH, group: 'Cluster access:', unset: `none under APF (mode auto), else ${FALLBACK_API_RATE.burst}`,
+    describe: 'API requests allowed in a burst above the QPS; given, it applies as the QPS does.',
+    parse: nullable(integer(1)), get: (s) => s.kubeApiBurst, set: (s, v) => { s.kubeApiBurst = v; },
   }),
   define({
     key: 'namespace', commands: BOTH, group: 'Selection:', unset: 'all namespaces', repeatable: true,

@@ -113,6 +113,18 @@ describe('reading values', () => {
   test('null in the file resets a nullable setting', () => {
     assert.equal(resolve({ file: { maxRemovals: null, kubeconfig: null } }).maxRemovals, null);
   });
+
+  test('QPS and burst stay unset unless given, so that mode auto can tell', () => {
+    const s = resolve({});
+    assert.deepEqual([s.kubeApiBudgetMode, s.kubeApiQps, s.kubeApiBurst], ['auto', null, null]);
+    assert.equal(resolve({ file: { kubeApiQps: null } }).kubeApiQps, null);
+  });
+
+  test('QPS and burst given in any layer are kept', () => {
+    assert.equal(resolve({ file: { kubeApiQps: 50 } }).kubeApiQps, 50);
+    assert.equal(resolve({ env: { FINALIZER_SWEEPER_KUBE_API_BURST: '7' } }).kubeApiBurst, 7);
+    assert.equal(resolve({ argv: { 'kube-api-qps': '2.5' } }).kubeApiQps, 2.5);
+  });
 });
 
 describe('mistakes are ConfigErrors naming the key, its source, the value and what is allowed', () => {
@@ -128,6 +140,7 @@ describe('mistakes are ConfigErrors naming the key, its source, the value and wh
     ['a QPS of 0', { argv: { 'kube-api-qps': '0' } }, { key: 'kubeApiQps' }, /allowed: a number > 0/],
     ['a fractional burst', { file: { kubeApiBurst: 1.5 } }, { key: 'kubeApiBurst' }, /not an integer/],
     ['a burst of 0', { argv: { 'kube-api-burst': '0' } }, { key: 'kubeApiBurst' }, /allowed: an integer >= 1/],
+    ['an unknown budget mode', { argv: { 'kube-api-budget-mode': 'apf-only' } }, { key: 'kubeApiBudgetMode' }, /allowed: one of auto, qps, apf/],
     ['a page size above 10000', { file: { listPageSize: 10_001 } }, { key: 'listPageSize' }, /from 1 to 10000/],
     ['"yes" for a boolean in the file', { file: { leaderElect: 'yes' } }, { key: 'leaderElect' }, /wrong type: a string; allowed: true or false/],
     ['"1" for a boolean in the environment', { env: { FINALIZER_SWEEPER_DRY_RUN: '1' } }, { key: 'dryRun' }, /not a boolean/],
@@ -210,6 +223,20 @@ describe('combinations', () => {
     const err = configError({ command: 'sweep', argv: { reason: 'stale' } });
     assert.equal(err.key, 'reason');
     assert.match(err.message, /needs forceAfter/);
+  });
+
+  test('mode apf beside a given QPS is rejected, blaming the one given in the higher layer', () => {
+    const byFlag = configError({ file: { kubeApiQps: 50 }, argv: { 'kube-api-budget-mode': 'apf' } });
+    assert.equal(byFlag.key, 'kubeApiBudgetMode');
+    assert.match(byFlag.message, /mode apf sets no QPS cap, yet a QPS is given/);
+    const byEnv = configError({ file: { kubeApiBudgetMode: 'apf' }, env: { FINALIZER_SWEEPER_KUBE_API_BURST: '10' } });
+    assert.equal(byEnv.key, 'kubeApiBurst');
+  });
+
+  test('modes auto and qps take a given QPS', () => {
+    for (const mode of ['auto', 'qps']) {
+      assert.equal(resolve({ argv: { 'kube-api-budget-mode': mode, 'kube-api-qps': '5' } }).kubeApiQps, 5);
+    }
   });
 
   test('sweep --reason stale with --force-after is accepted', () => {

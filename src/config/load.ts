@@ -116,6 +116,11 @@ function checkCombinations(s: Settings, origins: Map<string, Origin>, command: C
       `renew deadline ${show('leaderElectionRenewDeadline')} is not shorter than the lease duration ${show('leaderElectionLeaseDuration')}`],
     ['leaderElectionRetryPeriod', 'leaderElectionRenewDeadline', s.retryPeriodMs < s.renewDeadlineMs,
       `retry period ${show('leaderElectionRetryPeriod')} is not shorter than the renew deadline ${show('leaderElectionRenewDeadline')}`],
+    // A given QPS always applies, so mode apf (never a QPS cap) beside one is a contradiction.
+    ['kubeApiBudgetMode', 'kubeApiQps', s.kubeApiBudgetMode !== 'apf' || s.kubeApiQps === null,
+      'mode apf sets no QPS cap, yet a QPS is given: drop one of them (mode auto or qps takes the QPS)'],
+    ['kubeApiBudgetMode', 'kubeApiBurst', s.kubeApiBudgetMode !== 'apf' || s.kubeApiBurst === null,
+      'mode apf sets no QPS cap, yet a burst is given: drop one of them (mode auto or qps takes the burst)'],
   ];
   if (command === 'sweep') {
     pairs.push(['reason', 'forceAfter', !s.reasons.includes('stale') || s.forceAfterMs !== null,

@@ -23,12 +23,24 @@ export interface Conventions {
   completedLabel: string;
 }
 
+/**
+ * ApiBudgetMode chooses what bounds the API requests (see kube/budget-policy.ts): `auto` lifts the
+ * client-side QPS cap when the API server runs API Priority and Fairness, `qps` always keeps one,
+ * `apf` never does.
+ */
+export type ApiBudgetMode = 'auto' | 'qps' | 'apf';
+export const API_BUDGET_MODES: readonly ApiBudgetMode[] = ['auto', 'qps', 'apf'];
+
+/** FALLBACK_API_RATE is the QPS and burst that apply where a cap applies and none was given. */
+export const FALLBACK_API_RATE = { qps: 100, burst: 200 } as const;
+
 export interface Settings {
   // Cluster access.
   kubeconfig: string | null;
   context: string | null;
-  kubeApiQps: number;
-  kubeApiBurst: number;
+  kubeApiBudgetMode: ApiBudgetMode;
+  kubeApiQps: number | null; // null: not given (see FALLBACK_API_RATE)
+  kubeApiBurst: number | null; // null: not given
 
   // What is watched and what is removed.
   namespaces: string[]; // empty: all namespaces
@@ -73,8 +85,9 @@ export const ARGO_CONVENTIONS: Conventions = {
 export const DEFAULTS: Settings = {
   kubeconfig: null,
   context: null,
-  kubeApiQps: 100,
-  kubeApiBurst: 200,
+  kubeApiBudgetMode: 'auto',
+  kubeApiQps: null,
+  kubeApiBurst: null,
   namespaces: [],
   podSelector: ARGO_CONVENTIONS.workflowLabel,
   finalizer: 'workflows.argoproj.io/status',

@@ -1,44 +1,47 @@
-import { test } from 'node:test';
+// The limiter runs on bottleneck, which reads Date.now() and sets timers and intervals. These tests
+// mock exactly those (node:test's mock timers) and leave setImmediate real: time moves only when a
+// test says so, and whatever needs no timer happens at once. No assertion depends on wall time.
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { createBudget, type Clock } from './budget.ts';
+import { Limiter, type Rate } from './budget.ts';
 
-/** fakeClock: time moves only when the test says so; due timers fire in order. */
-function fakeClock() {
-  let now = 0;
-  let timers: { at: number; fn: () => void }[] = [];
-  const clock: Clock = {
-    now: () => now,
-    setTimeout: (fn, ms) => {
-      const t = { at: now + ms, fn };
-      timers.push(t);
-      return t;
-    },
-    clearTimeout: (h) => {
-      timers = timers.filter((t) => t !== h);
+function mockTime(t: TestContext): { advance(ms: number, step?: number): Promise<void> } {
+  t.mock.timers.enable({ apis: ['setTimeout', 'setInterval', 'Date'], now: 0 });
+  return {
+    /** advance moves the mocked clock in steps, letting the limiter work after each. */
+    async advance(ms, step = 10) {
+      for (let done = 0; done < ms; done += step) {
+        t.mock.timers.tick(Math.min(step, ms - done));
+        await settle();
+      }
     },
   };
-  async function advance(ms: number): Promise<void> {
-    const end = now + ms;
-    for (;;) {
-      timers.sort((a, b) => a.at - b.at);
-      const next = timers[0];
-      if (next === undefined || next.at > end) break;
-      timers.shift();
-      now = next.at;
-      next.fn();
-      await settle();
-    }
-    now = end;
-    await settle();
-  }
-  return { clock, advance };
 }
 
+/**
+ * settle lets the limiters work until they are quiet: each step of bottleneck waits for one
+ * setImmediate, so a few hundred turns in which no call starts or ends mean nothing will.
+ */
 async function settle(): Promise<void> {
-  for (let i = 0; i < 5; i++) await Promise.resolve();
+  for (let quiet = 0, last = activity; quiet < 200; quiet = activity === last ? quiet + 1 : 0, last = activity) {
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
 }
 
-/** started records the order in which scheduled calls began. */
+/** activity counts calls started and ended, for settle. */
+let activity = 0;
+
+/** limiter makes a Limiter whose calls count as activity for settle. */
+function limiter(t: TestContext, o: { rate?: Rate | null; maxConcurrent?: number }): Limiter {
+  const l = new Limiter({ rate: o.rate ?? null, maxConcurrent: o.maxConcurrent ?? 1000 });
+  t.after(() => l.close());
+  const schedule = l.schedule.bind(l);
+  l.schedule = (priority, fn, signal) =>
+    schedule(priority, () => (activity++, fn()), signal).finally(() => activity++);
+  return l;
+}
+
+/** recorder notes the order in which calls start; each call ends at once. */
 function recorder() {
   const started: string[] = [];
   const job = (name: string) => () => {
@@ -48,133 +51,288 @@ function recorder() {
   return { started, job };
 }
 
-test('calls start at once, in the same tick, while the burst lasts', async () => {
-  const { clock } = fakeClock();
-  const budget = createBudget({ qps: 10, burst: 3, clock });
-  const { started, job } = recorder();
-  for (const name of ['a', 'b', 'c']) void budget.schedule(5, job(name));
-  assert.deepEqual(started, ['a', 'b', 'c']);
-  assert.equal(budget.queued, 0);
+/** gate is a call that runs until opened. */
+function gate(): { run: () => Promise<void>; open: () => void; running: () => boolean } {
+  let open = (): void => {};
+  let running = false;
+  const done = new Promise<void>((resolve) => (open = resolve));
+  return {
+    run: () => {
+      running = true;
+      return done;
+    },
+    open: () => open(),
+    running: () => running,
+  };
+}
+
+test('with no rate, 20,000 calls from 16 callers complete while no mocked time passes: no timer on the way', async (t) => {
+  mockTime(t);
+  const l = limiter(t, { maxConcurrent: 16 });
+  let done = 0;
+  let ended = 0;
+  const job = () => new Promise<void>((resolve) => setImmediate(resolve));
+  const callers = Array.from({ length: 16 }, async () => {
+    while (done < 20_000) {
+      done++;
+      await l.schedule(5, job);
+      ended++;
+    }
+  });
+  await settle();
+  assert.equal(ended, 20_000, 'every call ended without the mocked clock moving');
+  assert.equal(Date.now(), 0);
+  await Promise.all(callers);
 });
 
-test('a call beyond the burst waits for the next token', async () => {
-  const { clock, advance } = fakeClock();
-  const budget = createBudget({ qps: 10, burst: 1, clock });
+// Each row: the rate, and how long to run it. Calls start at burst + qps × elapsed, within 5%, and
+// never above it: the bucket's tokens come by the beat, never early.
+const RATES: Array<[Rate, number]> = [
+  [{ qps: 100, burst: 200 }, 10_000],
+  [{ qps: 1000, burst: 50 }, 5_000],
+  [{ qps: 20, burst: 5 }, 10_000],
+  [{ qps: 50, burst: 1 }, 10_000],
+  [{ qps: 2.5, burst: 1 }, 20_000],
+];
+for (const [rate, ms] of RATES) {
+  test(`a rate of ${rate.qps}/s with burst ${rate.burst} holds within 5% over ${ms / 1000} s`, async (t) => {
+    const { advance } = mockTime(t);
+    const l = limiter(t, { rate });
+    const expected = rate.burst + (rate.qps * ms) / 1000;
+    let started = 0;
+    for (let i = 0; i < expected * 1.5; i++) {
+      void l.schedule(5, () => {
+        started++;
+        return Promise.resolve();
+      });
+    }
+    await settle();
+    assert.equal(started, rate.burst, 'the burst starts at once');
+    for (let elapsed = 0; elapsed < ms; elapsed += 100) {
+      await advance(100);
+      assert.ok(started <= rate.burst + (rate.qps * (elapsed + 100)) / 1000, `${started} started by ${elapsed + 100} ms`);
+    }
+    assert.ok(Math.abs(started - expected) <= expected * 0.05, `${started} started, expected ${expected}`);
+  });
+}
+
+test('a call beyond the burst waits for the next beat', async (t) => {
+  const { advance } = mockTime(t);
+  const l = limiter(t, { rate: { qps: 10, burst: 1 } });
   const { started, job } = recorder();
-  void budget.schedule(5, job('a'));
-  void budget.schedule(5, job('b'));
+  void l.schedule(5, job('a'));
+  void l.schedule(5, job('b'));
+  await settle();
   assert.deepEqual(started, ['a']);
-  await advance(99);
+  await advance(99, 1);
   assert.deepEqual(started, ['a']);
   await advance(1);
   assert.deepEqual(started, ['a', 'b']);
 });
 
-test('when tokens are scarce the most urgent priority goes first, FIFO within a priority', async () => {
-  const { clock, advance } = fakeClock();
-  const budget = createBudget({ qps: 10, burst: 1, clock });
-  const { started, job } = recorder();
-  void budget.schedule(5, job('first'));
-  void budget.schedule(9, job('routine-1'));
-  void budget.schedule(5, job('normal'));
-  void budget.schedule(9, job('routine-2'));
-  void budget.schedule(0, job('orphan-1'));
-  void budget.schedule(0, job('orphan-2'));
-  await advance(600);
-  assert.deepEqual(started, ['first', 'orphan-1', 'orphan-2', 'normal', 'routine-1', 'routine-2']);
+test('the bucket keeps refilling after the concurrency bound changes (bottleneck#185 worked around)', async (t) => {
+  const { advance } = mockTime(t);
+  const l = limiter(t, { rate: { qps: 100, burst: 1 }, maxConcurrent: 8 });
+  let started = 0;
+  for (let i = 0; i < 500; i++) void l.schedule(5, () => Promise.resolve(started++));
+  await advance(1000);
+  l.setMaxConcurrent(4);
+  l.setMaxConcurrent(6);
+  await advance(1000);
+  assert.ok(started >= 195 && started <= 201, `${started} started in 2 s at 100/s`);
 });
 
-test('an urgent call overtakes calls that were already waiting', async () => {
-  const { clock, advance } = fakeClock();
-  const budget = createBudget({ qps: 10, burst: 1, clock });
+test('an idle bucket earns tokens back for the time that passed, up to the burst', async (t) => {
+  const { advance } = mockTime(t);
+  const l = limiter(t, { rate: { qps: 100, burst: 100 } });
+  for (let i = 0; i < 100; i++) void l.schedule(5, () => Promise.resolve());
+  await advance(500); // idle: 50 tokens come back
+  let started = 0;
+  for (let i = 0; i < 60; i++) void l.schedule(5, () => Promise.resolve(started++));
+  await settle();
+  assert.equal(started, 50);
+  await advance(60_000, 1000);
+  started = 0;
+  for (let i = 0; i < 150; i++) void l.schedule(5, () => Promise.resolve(started++));
+  await settle();
+  assert.equal(started, 100, 'the burst caps what an idle bucket saves up');
+});
+
+test('when calls wait, the most urgent priority goes first, FIFO within a priority', async (t) => {
+  mockTime(t);
+  const l = limiter(t, { maxConcurrent: 1 });
   const { started, job } = recorder();
-  void budget.schedule(5, job('a'));
-  void budget.schedule(5, job('b'));
-  void budget.schedule(5, job('c'));
+  const first = gate();
+  void l.schedule(5, () => (started.push('first'), first.run()));
+  await settle();
+  void l.schedule(9, job('routine-1'));
+  void l.schedule(5, job('normal'));
+  void l.schedule(9, job('routine-2'));
+  void l.schedule(0, job('orphan-1'));
+  void l.schedule(0, job('orphan-2'));
+  await settle();
+  assert.equal(l.queued, 5);
+  first.open();
+  await settle();
+  assert.deepEqual(started, ['first', 'orphan-1', 'orphan-2', 'normal', 'routine-1', 'routine-2']);
+  assert.equal(l.queued, 0);
+});
+
+test('an urgent call overtakes calls already waiting for tokens', async (t) => {
+  const { advance } = mockTime(t);
+  const l = limiter(t, { rate: { qps: 10, burst: 1 } });
+  const { started, job } = recorder();
+  void l.schedule(5, job('a'));
+  void l.schedule(5, job('b'));
+  void l.schedule(5, job('c'));
   await advance(100);
-  void budget.schedule(0, job('urgent'));
+  void l.schedule(0, job('urgent'));
   await advance(200);
   assert.deepEqual(started, ['a', 'b', 'urgent', 'c']);
 });
 
-test('the rate holds: over 10 s at 1000/s with burst 50, 10050 calls start and no more', async () => {
-  const { clock, advance } = fakeClock();
-  const budget = createBudget({ qps: 1000, burst: 50, clock });
-  let started = 0;
-  const all: Promise<unknown>[] = [];
-  for (let i = 0; i < 12_000; i++) {
-    all.push(budget.schedule(5, () => {
-      started++;
-      return Promise.resolve();
-    }));
-  }
-  await advance(10_000);
-  assert.equal(started, 10_050);
-  assert.equal(budget.queued, 12_000 - 10_050);
-  await advance(2_000);
-  await Promise.all(all);
+test('maxConcurrent bounds the calls in flight, and changes live', async (t) => {
+  mockTime(t);
+  const l = limiter(t, { maxConcurrent: 2 });
+  const gates = Array.from({ length: 8 }, gate);
+  let inFlight = 0;
+  for (const g of gates) void l.schedule(5, () => (inFlight++, g.run().then(() => void inFlight--)));
+  await settle();
+  assert.equal(inFlight, 2);
+  l.setMaxConcurrent(4);
+  await settle();
+  assert.equal(inFlight, 4);
+  l.setMaxConcurrent(1);
+  for (const g of gates.slice(0, 3)) g.open();
+  await settle();
+  assert.equal(inFlight, 1, 'lowered to 1: three ended and none started');
+  gates[3]!.open();
+  await settle();
+  assert.equal(inFlight, 1, 'the fourth ended: one more started, no more');
+  assert.equal(gates.filter((g) => g.running()).length, 5);
 });
 
-test('an idle budget earns tokens back for the time that passed', async () => {
-  const { clock, advance } = fakeClock();
-  const budget = createBudget({ qps: 100, burst: 100, clock });
-  for (let i = 0; i < 100; i++) void budget.schedule(5, () => Promise.resolve());
-  await advance(500); // idle: 50 tokens come back
+test('a pause holds new starts for its length; calls in flight go on', async (t) => {
+  const { advance } = mockTime(t);
+  const l = limiter(t, { maxConcurrent: 10 });
+  const { started, job } = recorder();
+  const inFlight = gate();
+  void l.schedule(5, inFlight.run);
+  await settle();
+  l.pause(1000);
+  await settle();
+  void l.schedule(0, job('a'));
+  let ended = false;
+  inFlight.open();
+  void l.schedule(0, () => Promise.resolve()).then(() => (ended = true));
+  await advance(990);
+  assert.deepEqual(started, []);
+  assert.equal(ended, false);
+  await advance(10);
+  assert.deepEqual(started, ['a']);
+  assert.equal(ended, true);
+});
+
+test('a later pause replaces the one under way', async (t) => {
+  const { advance } = mockTime(t);
+  const l = limiter(t, {});
+  const { started, job } = recorder();
+  l.pause(1000);
+  await settle();
+  void l.schedule(5, job('a'));
+  await advance(500);
+  l.pause(1000);
+  await advance(990);
+  assert.deepEqual(started, []);
+  await advance(10);
+  assert.deepEqual(started, ['a']);
+});
+
+test('after a pause the bucket starts empty: no burst right after a 429', async (t) => {
+  const { advance } = mockTime(t);
+  const l = limiter(t, { rate: { qps: 10, burst: 5 } });
+  l.pause(1000);
+  await settle();
   let started = 0;
-  for (let i = 0; i < 60; i++) {
-    void budget.schedule(5, () => {
-      started++;
-      return Promise.resolve();
-    });
-  }
+  for (let i = 0; i < 20; i++) void l.schedule(5, () => Promise.resolve(started++));
+  await advance(1000);
+  assert.equal(started, 0);
+  await advance(500);
+  assert.ok(started >= 4 && started <= 5, `${started} started 0.5 s after the pause, at 10/s`);
+});
+
+test('removing the rate starts every waiting call at once and caps nothing after', async (t) => {
+  const { advance } = mockTime(t);
+  const l = limiter(t, { rate: { qps: 1, burst: 1 } });
+  let started = 0;
+  for (let i = 0; i < 50; i++) void l.schedule(5, () => Promise.resolve(started++));
+  await advance(100);
+  assert.equal(started, 1);
+  l.removeRate();
+  await settle();
   assert.equal(started, 50);
+  for (let i = 0; i < 50; i++) void l.schedule(5, () => Promise.resolve(started++));
+  await settle();
+  assert.equal(started, 100);
 });
 
-test('the burst caps how many tokens an idle budget saves up', async () => {
-  const { clock, advance } = fakeClock();
-  const budget = createBudget({ qps: 100, burst: 5, clock });
-  await advance(60_000);
+test('aborting a call waiting for a token rejects it with the reason and does not spend the token', async (t) => {
+  const { advance } = mockTime(t);
+  const l = limiter(t, { rate: { qps: 10, burst: 1 } });
   const { started, job } = recorder();
-  for (let i = 0; i < 8; i++) void budget.schedule(5, job(String(i)));
-  assert.equal(started.length, 5);
-});
-
-test('aborting a waiting call rejects it with the reason and does not spend a token', async () => {
-  const { clock, advance } = fakeClock();
-  const budget = createBudget({ qps: 10, burst: 1, clock });
-  const { started, job } = recorder();
-  void budget.schedule(5, job('a'));
+  void l.schedule(5, job('a'));
   const ac = new AbortController();
-  const aborted = budget.schedule(0, job('aborted'), ac.signal);
-  void budget.schedule(5, job('b'));
+  const aborted = l.schedule(0, job('aborted'), ac.signal);
+  void l.schedule(5, job('b'));
+  await settle();
   ac.abort(new Error('shutting down'));
   await assert.rejects(aborted, /shutting down/);
-  assert.equal(budget.queued, 1);
+  assert.equal(l.queued, 1);
   await advance(100);
   assert.deepEqual(started, ['a', 'b']);
 });
 
-test('a signal that already fired rejects without running the call', async () => {
-  const { clock } = fakeClock();
-  const budget = createBudget({ qps: 10, burst: 10, clock });
+test('aborting a call waiting for a slot frees its place', async (t) => {
+  mockTime(t);
+  const l = limiter(t, { maxConcurrent: 1 });
   const { started, job } = recorder();
-  await assert.rejects(budget.schedule(5, job('a'), AbortSignal.abort(new Error('gone'))), /gone/);
+  const first = gate();
+  void l.schedule(5, first.run);
+  const ac = new AbortController();
+  const aborted = l.schedule(0, job('aborted'), ac.signal);
+  void l.schedule(5, job('b'));
+  void l.schedule(5, job('c'));
+  await settle();
+  ac.abort(new Error('gone'));
+  await assert.rejects(aborted, /gone/);
+  first.open();
+  await settle();
+  assert.deepEqual(started, ['b', 'c']);
+  assert.equal(l.queued, 0);
+});
+
+test('a signal that already fired rejects without running the call', async (t) => {
+  mockTime(t);
+  const l = limiter(t, {});
+  const { started, job } = recorder();
+  await assert.rejects(l.schedule(5, job('a'), AbortSignal.abort(new Error('gone'))), /gone/);
   assert.deepEqual(started, []);
 });
 
-test('the call result and failure pass through, including a synchronous throw', async () => {
-  const { clock } = fakeClock();
-  const budget = createBudget({ qps: 10, burst: 10, clock });
-  assert.equal(await budget.schedule(5, () => Promise.resolve(42)), 42);
-  await assert.rejects(budget.schedule(5, () => Promise.reject(new Error('boom'))), /boom/);
+test('the call result and failure pass through, including a synchronous throw', async (t) => {
+  mockTime(t);
+  const l = limiter(t, { rate: { qps: 10, burst: 10 } });
+  assert.equal(await l.schedule(5, () => Promise.resolve(42)), 42);
+  await assert.rejects(l.schedule(5, () => Promise.reject(new Error('boom'))), /boom/);
   await assert.rejects(
-    budget.schedule(5, () => {
+    l.schedule(5, () => {
       throw new Error('sync boom');
     }),
     /sync boom/,
   );
 });
 
-test('a non-positive qps is refused', () => {
-  assert.throws(() => createBudget({ qps: 0, burst: 1 }), RangeError);
+test('a non-positive qps or a concurrency below 1 is refused', () => {
+  assert.throws(() => new Limiter({ rate: { qps: 0, burst: 1 }, maxConcurrent: 1 }), RangeError);
+  assert.throws(() => new Limiter({ rate: null, maxConcurrent: 0 }), RangeError);
 });

@@ -4,7 +4,7 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ApiClient, type ApiClientOptions } from './client.ts';
 import { ApiError, isRetryable } from './errors.ts';
-import type { Budget } from './budget.ts';
+import { UNLIMITED_BUDGET, type Answer, type Budget } from './budget.ts';
 import type { Transport } from './transport.ts';
 
 // One plain-HTTP server for the file; each test installs its own handler.
@@ -143,13 +143,40 @@ test('stats count requests by verb and code, and body bytes; the observer hears 
 test('every request passes through the budget with its priority', async (t) => {
   handler = (req, res) => res.end(req.url === '/w' ? '' : '{}');
   const priorities: number[] = [];
-  const budget: Budget = { queued: 0, schedule: (p, fn) => (priorities.push(p), fn()) };
+  const budget: Budget = { ...UNLIMITED_BUDGET, schedule: (p, fn) => (priorities.push(p), fn()) };
   const c = client(transport(), { budget });
   t.after(() => c.close());
   await c.request({ method: 'GET', path: '/x', priority: 0 });
   await c.request({ method: 'GET', path: '/x' });
   for await (const _ of c.watch({ method: 'GET', path: '/w', priority: 2 }));
   assert.deepEqual(priorities, [0, 5, 2]);
+});
+
+test('the budget hears each answer: status, Retry-After, APF\'s headers, and whether it opened a watch', async () => {
+  handler = (req, res) => {
+    if (req.url === '/apf') res.writeHead(200, { 'X-Kubernetes-PF-FlowSchema-UID': 'fs-1', 'X-Kubernetes-PF-PriorityLevel-UID': 'pl-1' });
+    if (req.url === '/throttled') res.writeHead(429, { 'Retry-After': '3' });
+    res.end(req.url === '/w' ? '' : '{}');
+  };
+  const heard: Answer[] = [];
+  let closed = false;
+  const budget: Budget = { ...UNLIMITED_BUDGET, answered: (a) => heard.push(a), close: () => (closed = true) };
+  const c = client(transport(), { budget });
+  const before = performance.now();
+  await c.request({ method: 'GET', path: '/apf' });
+  await assert.rejects(c.request({ method: 'GET', path: '/throttled' }));
+  for await (const _ of c.watch({ method: 'GET', path: '/w' }));
+  assert.deepEqual(
+    heard.map(({ startedAt: _, ...a }) => a),
+    [
+      { status: 200, retryAfterSeconds: null, flowControl: { flowSchemaUid: 'fs-1', priorityLevelUid: 'pl-1' }, longRunning: false },
+      { status: 429, retryAfterSeconds: 3, flowControl: null, longRunning: false },
+      { status: 200, retryAfterSeconds: null, flowControl: null, longRunning: true },
+    ],
+  );
+  assert.ok(heard.every((a) => a.startedAt >= before && a.startedAt <= performance.now()));
+  c.close();
+  assert.equal(closed, true, 'closing the client closes its budget');
 });
 
 test('aborting a request rejects it with the signal reason', async (t) => {

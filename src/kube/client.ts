@@ -6,8 +6,8 @@ import { gunzip } from 'node:zlib';
 import * as http from 'node:http';
 import * as https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { UNLIMITED_BUDGET, type Budget } from './budget.ts';
-import { ApiError } from './errors.ts';
+import { UNLIMITED_BUDGET, type Budget, type FlowControl } from './budget.ts';
+import { ApiError, retryAfterHeaderSeconds } from './errors.ts';
 import { transportFromKubeConfig, type Transport } from './transport.ts';
 import { watchEvents, type WatchEvent } from './watch-stream.ts';
 
@@ -104,6 +104,7 @@ export class ApiClient {
         try {
           const res = await this.#send(opts, this.#agent);
           code = String(res.statusCode);
+          this.#answered(res, start, false);
           const body = await this.#readBody(res);
           if (!ok(res)) throw errorOf(res, body);
           return (body.length === 0 ? undefined : JSON.parse(body.toString('utf8'))) as T;
@@ -133,6 +134,7 @@ export class ApiClient {
         try {
           const r = await this.#send(opts, this.#watchAgent, true);
           code = String(r.statusCode);
+          this.#answered(r, start, true);
           if (!ok(r)) throw errorOf(r, await this.#readBody(r));
           return r;
         } finally {
@@ -151,10 +153,22 @@ export class ApiClient {
     }
   }
 
-  /** close drops every connection; in-flight requests fail. */
+  /** close drops every connection (in-flight requests fail) and stops the budget's timers. */
   close(): void {
     this.#agent.destroy();
     this.#watchAgent.destroy();
+    this.#budget.close();
+  }
+
+  /** #answered tells the budget how the server answered: the status, Retry-After and APF's headers. */
+  #answered(res: http.IncomingMessage, startedAt: number, longRunning: boolean): void {
+    this.#budget.answered({
+      status: res.statusCode ?? 0,
+      startedAt,
+      retryAfterSeconds: retryAfterHeaderSeconds(headerOf(res, 'retry-after')),
+      flowControl: flowControlOf(res),
+      longRunning,
+    });
   }
 
   /** #send sends the request, refreshing the auth headers and trying once more after a 401. */
@@ -240,6 +254,22 @@ export class ApiClient {
     this.stats.requests.set(key, (this.stats.requests.get(key) ?? 0) + 1);
     this.#observer?.request(verb, code, (performance.now() - start) / 1000);
   }
+}
+
+/**
+ * flowControlOf reads API Priority and Fairness's classification of the request, which every
+ * request it handles is answered with (k8s.io/apiserver, filters/priority-and-fairness.go).
+ */
+function flowControlOf(res: http.IncomingMessage): FlowControl | null {
+  const flowSchemaUid = headerOf(res, 'x-kubernetes-pf-flowschema-uid');
+  const priorityLevelUid = headerOf(res, 'x-kubernetes-pf-prioritylevel-uid');
+  if (flowSchemaUid === null && priorityLevelUid === null) return null;
+  return { flowSchemaUid: flowSchemaUid ?? '', priorityLevelUid: priorityLevelUid ?? '' };
+}
+
+function headerOf(res: http.IncomingMessage, name: string): string | null {
+  const v = res.headers[name];
+  return (Array.isArray(v) ? v[0] : v) ?? null;
 }
 
 function ok(res: http.IncomingMessage): boolean {

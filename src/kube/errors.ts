@@ -38,14 +38,19 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 }
 
 function retryAfterSeconds(header: string | null | undefined, details: unknown): number | null {
-  if (header != null && header !== '') {
-    const n = Number(header);
-    if (Number.isFinite(n) && n >= 0) return n;
-    const at = Date.parse(header); // Retry-After may also be an HTTP date.
-    if (!Number.isNaN(at)) return Math.max(0, Math.ceil((at - Date.now()) / 1000));
-  }
+  const fromHeader = retryAfterHeaderSeconds(header);
+  if (fromHeader !== null) return fromHeader;
   if (isRecord(details) && typeof details['retryAfterSeconds'] === 'number') return details['retryAfterSeconds'];
   return null;
+}
+
+/** retryAfterHeaderSeconds reads a Retry-After header: seconds, or an HTTP date; null when absent or unreadable. */
+export function retryAfterHeaderSeconds(header: string | null | undefined): number | null {
+  if (header == null || header === '') return null;
+  const n = Number(header);
+  if (Number.isFinite(n) && n >= 0) return n;
+  const at = Date.parse(header); // Retry-After may also be an HTTP date.
+  return Number.isNaN(at) ? null : Math.max(0, Math.ceil((at - Date.now()) / 1000));
 }
 
 function statusOf(err: unknown): number | null {

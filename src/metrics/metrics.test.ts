@@ -110,9 +110,25 @@ test('build_info carries the version and the Node version', async () => {
 test('config_info shows the settings that shape behaviour, "*" for all namespaces', async () => {
   const m = new Metrics({ version: 'test' });
   m.recordConfig({ ...DEFAULTS, forceAfterMs: 600_000 });
-  const series = 'finalizer_sweeper_config_info{workers="8",qps="100",burst="200",resync_period="300s",'
+  const series = 'finalizer_sweeper_config_info{workers="8",api_budget_mode="auto",qps="unset",burst="unset",resync_period="300s",'
     + 'force_after="600s",dry_run="false",namespaces="*",finalizer="workflows.argoproj.io/status"}';
   assert.equal(await sample(m, series), 1);
+});
+
+test('config_info shows a QPS and burst as given', async () => {
+  const m = new Metrics({ version: 'test' });
+  m.recordConfig({ ...DEFAULTS, kubeApiBudgetMode: 'qps', kubeApiQps: 2.5, kubeApiBurst: 5 });
+  assert.match(await m.registry.metrics(), /^finalizer_sweeper_config_info\{workers="8",api_budget_mode="qps",qps="2.5",burst="5",/m);
+});
+
+test('api_budget_info shows the budget in force, replacing what it showed before, and the concurrency limit', async () => {
+  const m = new Metrics({ version: 'test' });
+  m.apiBudget({ mode: 'auto', rate: { qps: 100, burst: 200 }, maxConcurrency: 11, concurrency: 11 });
+  m.apiBudget({ mode: 'auto', rate: null, maxConcurrency: 11, concurrency: 5 });
+  const text = await m.registry.metrics();
+  assert.equal(await sample(m, 'finalizer_sweeper_api_budget_info{mode="auto",limit="apf",qps="none",burst="none",max_concurrency="11"}'), 1);
+  assert.doesNotMatch(text, /api_budget_info\{[^}]*limit="qps"/);
+  assert.equal(await sample(m, 'finalizer_sweeper_api_concurrency_limit'), 5);
 });
 
 test('the default process metrics are in the same registry', async () => {

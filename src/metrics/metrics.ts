@@ -10,6 +10,14 @@ import { WorkqueueMetrics } from './workqueue.ts';
 /** RemovalResult is how one attempt to remove our finalizer ended. */
 export type RemovalResult = 'removed' | 'already_gone' | 'skipped' | 'failed' | 'dry_run';
 
+/** ApiBudgetReport is what api_budget_info and api_concurrency_limit show (kube/budget-policy.ts's BudgetState). */
+export interface ApiBudgetReport {
+  mode: string;
+  rate: { qps: number; burst: number } | null;
+  maxConcurrency: number;
+  concurrency: number;
+}
+
 /** OwnerConfirmation is the outcome of a live read of a pod's owner. */
 export type OwnerConfirmation = 'gone' | 'alive' | 'failed';
 
@@ -62,8 +70,12 @@ export class Metrics {
   readonly #relists = this.#counter('watch_relists_total', 'Full lists (initial or after 410 Gone), by resource.', ['resource']);
   readonly #leader = this.#gauge('leader', '1 while this replica leads (or runs without leader election), else 0.', []);
   readonly #config = this.#gauge('config_info', 'The running configuration, as labels; always 1.', [
-    'workers', 'qps', 'burst', 'resync_period', 'force_after', 'dry_run', 'namespaces', 'finalizer',
+    'workers', 'api_budget_mode', 'qps', 'burst', 'resync_period', 'force_after', 'dry_run', 'namespaces', 'finalizer',
   ]);
+  readonly #budget = this.#gauge('api_budget_info', 'What the API budget enforces now, as labels (qps and burst "none": no client-side cap); always 1.', [
+    'mode', 'limit', 'qps', 'burst', 'max_concurrency',
+  ]);
+  readonly #concurrencyLimit = this.#gauge('api_concurrency_limit', 'API requests allowed in flight at once now: max_concurrency, or less after 429 answers.', []);
 
   constructor(options: MetricsOptions) {
     this.#now = options.now ?? Date.now;
@@ -145,8 +157,10 @@ export class Metrics {
     this.#config.reset();
     this.#config.set({
       workers: s.podCleanupWorkers,
-      qps: s.kubeApiQps,
-      burst: s.kubeApiBurst,
+      api_budget_mode: s.kubeApiBudgetMode,
+      // As given: what applies depends on the API server too, and api_budget_info shows it.
+      qps: s.kubeApiQps ?? 'unset',
+      burst: s.kubeApiBurst ?? 'unset',
       resync_period: `${s.resyncPeriodMs / 1000}s`,
       force_after: s.forceAfterMs === null ? 'off' : `${s.forceAfterMs / 1000}s`,
       dry_run: String(s.dryRun),
@@ -154,6 +168,19 @@ export class Metrics {
       namespaces: s.namespaces.length === 0 ? '*' : s.namespaces.join(','),
       finalizer: s.finalizer,
     }, 1);
+  }
+
+  /** apiBudget publishes what the API budget enforces now: api_budget_info and api_concurrency_limit. */
+  apiBudget(b: ApiBudgetReport): void {
+    this.#budget.reset();
+    this.#budget.set({
+      mode: b.mode,
+      limit: b.rate === null ? 'apf' : 'qps',
+      qps: b.rate?.qps ?? 'none',
+      burst: b.rate?.burst ?? 'none',
+      max_concurrency: b.maxConcurrency,
+    }, 1);
+    this.#concurrencyLimit.set(b.concurrency);
   }
 
   #counter<L extends string>(name: string, help: string, labelNames: L[]): Counter<L> {

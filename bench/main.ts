@@ -17,8 +17,9 @@ import { startup } from './scenarios/startup.ts';
 import { sweep } from './scenarios/sweep.ts';
 import { goodNeighbour } from './scenarios/good-neighbour.ts';
 import { atScale } from './scenarios/scale.ts';
+import { budgetOverhead } from './scenarios/budget.ts';
 
-const SCENARIOS: Scenario[] = [massOrphaning, orphansFirst, churn, conflicts, memoryBandwidth, startup, sweep, goodNeighbour, atScale];
+const SCENARIOS: Scenario[] = [massOrphaning, orphansFirst, churn, conflicts, memoryBandwidth, startup, sweep, goodNeighbour, atScale, budgetOverhead];
 
 const USAGE = `usage: npm run bench [-- --scenario N|name[,N|name…]] [--scale F]
   --scenario  run only these scenarios (numbers or names: ${SCENARIOS.map((s) => `${s.id} ${s.key}`).join(', ')})

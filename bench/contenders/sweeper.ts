@@ -1,9 +1,11 @@
 // finalizer-sweeper as the benchmark runs it: the compiled CLI that ships (`node dist/cli.js`,
-// built first if dist/ is missing or stale), in a process of its own, exactly as a user starts it.
+// built first if dist/ is missing or stale), in a process of its own, exactly as a user starts it;
+// the controller also with the environment its Deployment sets.
 // Its API requests and queue adds are read from its own /metrics endpoint; its CPU time and RSS
 // from /proc.
 import { freePort } from '../../src/testbed/control-plane-files.ts';
 import { compiledCli } from '../lib/build.ts';
+import { deploymentEnv } from '../lib/deployment-env.ts';
 import { startNode, type Child } from '../lib/child.ts';
 import { scrape, type Scrape } from '../lib/prom.ts';
 
@@ -47,9 +49,14 @@ export interface ControllerOptions {
   namespace: string;
   config: Config;
   extraFlags?: string[];
+  /** deploymentEnv: the Deployment's literal environment is set (true, the default), or not: the CLI as a user starts it by hand. */
+  deploymentEnv?: boolean;
 }
 
-/** startController starts `finalizer-sweeper controller` for one namespace, without leader election. */
+/**
+ * startController starts `finalizer-sweeper controller` for one namespace, without leader
+ * election, with the environment the Deployment gives its container (see deployment-env.ts).
+ */
 export async function startController(o: ControllerOptions): Promise<RunningController> {
   const [metricsPort, healthPort] = [await freePort(), await freePort()];
   const child = startNode('controller', compiledCli(), [
@@ -61,7 +68,7 @@ export async function startController(o: ControllerOptions): Promise<RunningCont
     '--health-probe-bind-address', `127.0.0.1:${healthPort}`,
     ...o.config.flags,
     ...(o.extraFlags ?? []),
-  ]);
+  ], { ...process.env, ...(o.deploymentEnv === false ? {} : deploymentEnv()) });
   const ready = async (): Promise<boolean> => {
     try {
       const res = await fetch(`http://127.0.0.1:${healthPort}/readyz`, { signal: AbortSignal.timeout(2_000) });

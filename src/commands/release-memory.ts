@@ -1,11 +1,11 @@
 // releaseMemory asks V8 for one full, memory-reducing garbage collection. The controller calls it
 // once its caches have synced, because the initial list leaves the process at its peak size
 // otherwise: 10,000 pods are about 24 MB of JSON (1.2 MB a page of 500, managedFields included)
-// whose objects die young, and V8 grows its young generation to its maximum (32 MB here) while
-// they pour in. V8 gives that memory back after a full collection, and a controller at rest
+// whose objects die young, and V8 grows its young generation (from 8 to 32 MB here) while they
+// pour in. V8 gives that memory back after a full collection, and a controller at rest
 // allocates too little to need one: measured with 10,000 fat pods (BENCHMARKS.md, scenario 5),
 // the young generation stayed at 32 MB and RSS at 115 to 127 MB for as long as we watched (a
-// minute); after this one collection (30 to 70 ms), RSS is 88 to 99 MB.
+// minute); after this one collection (30 to 70 ms), RSS is 88 to 101 MB.
 //
 // Node has no API for a collection: `gc` exists only under --expose-gc. Turned on at run time, that
 // V8 flag installs `gc` in contexts created afterwards, so a fresh vm context hands the function

@@ -4,6 +4,7 @@
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { compiledCli } from './lib/build.ts';
 import { startEnv, machineOf } from './lib/env.ts';
 import type { RunResult, ScenarioResult } from './lib/result.ts';
 import { renderRun, renderScenario, writeResults } from './report.ts';
@@ -39,6 +40,8 @@ async function main(): Promise<number> {
   const chosen = wanted.length === 0 ? SCENARIOS : wanted.map((w) => SCENARIOS.find((s) => String(s.id) === w || s.key === w));
   if (chosen.some((s) => s === undefined)) return usage(`unknown scenario in "${wanted.join(',')}"`);
 
+  // Built before the first control plane starts, so that no scenario's figures include the build.
+  compiledCli((m) => console.error(`bench: ${m}`));
   const started = performance.now();
   const results: ScenarioResult[] = [];
   let kubernetes = 'unknown';

@@ -1,12 +1,13 @@
-// finalizer-sweeper as the benchmark runs it: the real CLI (`node src/cli.ts`), in a process of
-// its own, exactly as a user starts it. Its API requests and queue adds are read from its own
-// /metrics endpoint; its CPU time and RSS from /proc.
-import { fileURLToPath } from 'node:url';
+// finalizer-sweeper as the benchmark runs it: the compiled CLI that ships (`node dist/cli.js`,
+// built first if dist/ is missing or stale), in a process of its own, exactly as a user starts it;
+// the controller also with the environment its Deployment sets.
+// Its API requests and queue adds are read from its own /metrics endpoint; its CPU time and RSS
+// from /proc.
 import { freePort } from '../../src/testbed/control-plane-files.ts';
+import { compiledCli } from '../lib/build.ts';
+import { deploymentEnv } from '../lib/deployment-env.ts';
 import { startNode, type Child } from '../lib/child.ts';
 import { scrape, type Scrape } from '../lib/prom.ts';
-
-const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
 
 /** Config is one way of running it: defaults, or the flags of a tuning. */
 export interface Config {
@@ -50,12 +51,17 @@ export interface ControllerOptions {
   namespace: string;
   config: Config;
   extraFlags?: string[];
+  /** deploymentEnv: the Deployment's literal environment is set (true, the default), or not: the CLI as a user starts it by hand. */
+  deploymentEnv?: boolean;
 }
 
-/** startController starts `finalizer-sweeper controller` for one namespace, without leader election. */
+/**
+ * startController starts `finalizer-sweeper controller` for one namespace, without leader
+ * election, with the environment the Deployment gives its container (see deployment-env.ts).
+ */
 export async function startController(o: ControllerOptions): Promise<RunningController> {
   const [metricsPort, healthPort] = [await freePort(), await freePort()];
-  const child = startNode('controller', CLI, [
+  const child = startNode('controller', compiledCli(), [
     'controller',
     '--kubeconfig', o.kubeconfig,
     ...(o.context === undefined ? [] : ['--context', o.context]),
@@ -65,7 +71,7 @@ export async function startController(o: ControllerOptions): Promise<RunningCont
     '--health-probe-bind-address', `127.0.0.1:${healthPort}`,
     ...o.config.flags,
     ...(o.extraFlags ?? []),
-  ]);
+  ], { ...process.env, ...(o.deploymentEnv === false ? {} : deploymentEnv()) });
   const ready = async (): Promise<boolean> => {
     try {
       const res = await fetch(`http://127.0.0.1:${healthPort}/readyz`, { signal: AbortSignal.timeout(2_000) });
@@ -117,7 +123,7 @@ export interface SweepRun {
 /** runSweep runs `finalizer-sweeper sweep` over one namespace and waits for it to exit. */
 export async function runSweep(o: { kubeconfig: string; namespace: string; config: Config; timeoutMs: number }): Promise<SweepRun> {
   const started = performance.now();
-  const child = startNode('sweep', CLI, ['sweep', '--kubeconfig', o.kubeconfig, '--namespace', o.namespace, '--output', 'json', ...o.config.flags]);
+  const child = startNode('sweep', compiledCli(), ['sweep', '--kubeconfig', o.kubeconfig, '--namespace', o.namespace, '--output', 'json', ...o.config.flags]);
   // The process's CPU time can only be read while it lives: sample it until it exits.
   let cpuSeconds: number | null = null;
   const sampler = setInterval(() => (cpuSeconds = child.cpuSeconds() ?? cpuSeconds), 50);

@@ -21,6 +21,8 @@ export interface Child {
   cpuSeconds(): number | null;
   /** rssBytes is the resident set size now, from /proc/PID/status; null once gone. */
   rssBytes(): number | null;
+  /** peakRssBytes is the largest resident set size so far (VmHWM); null once gone. */
+  peakRssBytes(): number | null;
   /** stop sends TERM, then KILL after `graceMs`, and waits for the exit. */
   stop(graceMs?: number): Promise<number | string>;
 }
@@ -73,7 +75,8 @@ export function startNode(name: string, script: string, args: string[], env: Nod
     onLine: (l) => listeners.push(l),
     tail: () => tail,
     cpuSeconds: () => (gone ? null : cpuSecondsOf(pid)),
-    rssBytes: () => (gone ? null : rssBytesOf(pid)),
+    rssBytes: () => (gone ? null : statusKiB(pid, 'VmRSS')),
+    peakRssBytes: () => (gone ? null : statusKiB(pid, 'VmHWM')),
     stop: async (graceMs = 10_000) => {
       if (gone) return exited;
       child.kill('SIGTERM');
@@ -99,10 +102,10 @@ export function cpuSecondsOf(pid: number): number | null {
   }
 }
 
-/** rssBytesOf reads VmRSS of a process from /proc/PID/status. */
-export function rssBytesOf(pid: number): number | null {
+/** statusKiB reads a field given in kB from /proc/PID/status, in bytes. */
+function statusKiB(pid: number, field: 'VmRSS' | 'VmHWM'): number | null {
   try {
-    const m = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    const m = new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
     return m ? Number(m[1]) * 1024 : null;
   } catch {
     return null;

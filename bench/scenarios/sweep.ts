@@ -49,7 +49,7 @@ export const sweep: ClusterScenario = {
     out.notes.push(
       'The issue sets no goal for the sweep: its rate and its ratio to the ceiling are reported.',
       'Each ceiling row runs just before and just after the sweep it is compared with (the better run counts).',
-      'The sweep runs as a user runs it (`node src/cli.ts sweep --namespace NS --output json`, plus the tuned flags); removals per second are timed by the benchmark\'s watch from the first removal to the last, API requests come from its JSON report (lists and owner reads included), CPU is sampled from /proc every 50 ms until it exits.',
+      'The sweep runs as a user runs it (`node dist/cli.js sweep --namespace NS --output json`, plus the tuned flags); removals per second are timed by the benchmark\'s watch from the first removal to the last, API requests come from its JSON report (lists and owner reads included), CPU is sampled from /proc every 50 ms until it exits.',
     );
   },
 };

@@ -11,6 +11,7 @@ import type { ApiClient } from '../kube/client.ts';
 import { LeaseElector, defaultIdentity } from '../leader/lease-elector.ts';
 import { connect } from './connect.ts';
 import { EXIT } from './exit-codes.ts';
+import { releaseMemory } from './release-memory.ts';
 import { Shutdown } from './shutdown.ts';
 import { VERSION } from '../version.ts';
 
@@ -50,6 +51,10 @@ export async function runController(settings: Settings): Promise<number> {
     'controller starting',
   );
   const caches = controller.runCaches(shutdown.stop);
+  void controller.waitForSync(shutdown.stop).then(() => {
+    // setImmediate: the list's last page stays referenced until the reflector moves on to its watch.
+    if (!shutdown.stop.aborted) setImmediate(() => releaseListMemory(logger));
+  });
   const work = settings.leaderElect ? leadWhenElected(settings, controller, client, metrics, logger, shutdown) : leadAlone(controller, metrics, shutdown);
 
   await Promise.all([caches, work]);
@@ -93,6 +98,13 @@ function electorFor(settings: Settings, client: ApiClient, logger: Logger, hooks
     logger,
     ...hooks,
   });
+}
+
+/** releaseListMemory frees what the initial lists left behind (see release-memory.ts). */
+function releaseListMemory(logger: Logger): void {
+  const ms = releaseMemory();
+  if (ms === null) logger.debug({}, 'cannot run a garbage collection after the initial list: V8 did not expose gc');
+  else logger.debug({ ms: Math.round(ms) }, 'ran one garbage collection after the initial list');
 }
 
 async function closeAll(servers: Array<Serving | null>): Promise<void> {

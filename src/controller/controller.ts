@@ -91,6 +91,12 @@ export class Controller {
     return this.#workflows.hasSynced() && this.#pods.hasSynced();
   }
 
+  /** waitForSync resolves once both caches have finished their initial list, or when the signal aborts. */
+  async waitForSync(signal: AbortSignal): Promise<void> {
+    await this.#workflows.waitForSync(signal);
+    await this.#pods.waitForSync(signal);
+  }
+
   /** watchesHealthy: synced, and no watch is in a failing state. */
   watchesHealthy(): boolean {
     return this.synced() && this.#workflows.healthy() && this.#pods.healthy();

@@ -10,7 +10,8 @@ import { DEFAULTS, startController } from '../contenders/sweeper.ts';
 import { newPod } from '../../src/testbed/fixtures.ts';
 import { mapConcurrent } from '../../src/testbed/cluster.ts';
 import { APF_PLANE, SWEEPER, TENANT } from '../lib/env.ts';
-import { createNamespace, createPodSet, deleteWorkflows, type PodSet } from '../lib/populate.ts';
+import { withOrphans, PODS_PER_WORKFLOW } from '../lib/orphan-set.ts';
+import { createNamespace, deleteWorkflows, type PodSet } from '../lib/populate.ts';
 import { RemovalWatch } from '../lib/removal-watch.ts';
 import { fig, goal, type Row } from '../lib/result.ts';
 import { percentile, ratePerSecond } from '../lib/stats.ts';
@@ -22,7 +23,6 @@ const TENANT_RATE = 80;
 const TENANT_PODS = 50;
 const ALONE_SECONDS = 20;
 const WORKFLOWS = 60;
-const PODS_PER_WORKFLOW = 100;
 const BARE_LOOP_CONCURRENCY = 16;
 /** The load stops by itself after this long, whatever happens to the neighbour. */
 const MAX_LOAD_SECONDS = 600;
@@ -50,7 +50,7 @@ export const goodNeighbour: ClusterScenario = {
     });
     out.rows.push(row(ALONE, alone));
 
-    const bare = await withOrphans(ctx, 's8-bare', workflows, async (set, watch) => {
+    const bare = await withOrphans(ctx, 's8-bare', workflows, BESIDE_BARE, async (set, watch) => {
       const client = ctx.env.newClient(BARE_LOOP_CONCURRENCY, SWEEPER);
       try {
         await deleteWorkflows(ctx.env.cluster, set.workflows);
@@ -65,7 +65,7 @@ export const goodNeighbour: ClusterScenario = {
     });
     out.rows.push(row(BESIDE_BARE, bare));
 
-    const sweeper = await withOrphans(ctx, 's8-sweeper', workflows, async (set, watch) => {
+    const sweeper = await withOrphans(ctx, 's8-sweeper', workflows, BESIDE_SWEEPER, async (set, watch) => {
       const controller = await startController({ kubeconfig: ctx.env.plane.kubeconfigPath, context: SWEEPER, namespace: set.namespace, config: DEFAULTS });
       try {
         await controller.waitReady(READY_TIMEOUT_MS);
@@ -131,20 +131,6 @@ async function tenantPods(ctx: ScenarioContext): Promise<string[]> {
 function windowOf(watch: RemovalWatch, set: PodSet): Window {
   const times = watch.timesOf(set.podNames);
   return { from: Math.min(...times), to: Math.max(...times), removalRate: ratePerSecond(times) };
-}
-
-async function withOrphans<T>(ctx: ScenarioContext, namespace: string, workflows: number, measure: (set: PodSet, watch: RemovalWatch) => Promise<T>): Promise<T> {
-  ctx.log(`${namespace}: creating ${workflows * PODS_PER_WORKFLOW} pods`);
-  const set = await createPodSet(ctx.env.cluster, { namespace, workflows, podsPerWorkflow: PODS_PER_WORKFLOW });
-  const watch = new RemovalWatch(ctx.env.pods, namespace);
-  await watch.start();
-  watch.track(set.podNames);
-  try {
-    ctx.log(`${namespace}: measuring`);
-    return await measure(set, watch);
-  } finally {
-    await watch.stop();
-  }
 }
 
 function latencies(samples: readonly Sample[]): number[] {

@@ -6,15 +6,14 @@ import { ARGO_LABEL, startArgoStyle } from '../contenders/argo-style.ts';
 import { runCeiling } from '../contenders/ceiling.ts';
 import { DEFAULTS, TUNED, apiRequests, startController, workersOf, type Config } from '../contenders/sweeper.ts';
 import { APF_PLANE, SWEEPER } from '../lib/env.ts';
-import { createPodSet, deleteWorkflows, type PodSet } from '../lib/populate.ts';
+import { withOrphans, PODS_PER_WORKFLOW } from '../lib/orphan-set.ts';
+import { deleteWorkflows } from '../lib/populate.ts';
 import { CeilingSeries, withRatio } from '../lib/ceiling-series.ts';
 import { meterProcesses, meterSelf, perThousand } from '../lib/cpu.ts';
-import { RemovalWatch } from '../lib/removal-watch.ts';
 import { fig, format, goal, type Row } from '../lib/result.ts';
 import { per, ratePerSecond, ratio } from '../lib/stats.ts';
 import { scaled, type Outcome, type ClusterScenario, type ScenarioContext } from './scenario.ts';
 
-const PODS_PER_WORKFLOW = 100;
 const WORKFLOWS = 50;
 /** The argo-style reproduction runs on a subset: at 10 removals a second the full set takes 8 minutes. */
 const ARGO_WORKFLOWS = 5;
@@ -182,21 +181,6 @@ async function argoRun(ctx: ScenarioContext, workflows: number): Promise<Measure
 /** afterBurst drops the first BURST removals: what is left runs at the bucket's sustained rate. */
 function afterBurst(times: number[]): number[] {
   return [...times].sort((a, b) => a - b).slice(ARGO_BURST);
-}
-
-/** withOrphans creates a namespace of Workflows with finalizer-held pods, watches it, and runs `measure`. */
-async function withOrphans<T>(ctx: ScenarioContext, namespace: string, workflows: number, what: string, measure: (set: PodSet, watch: RemovalWatch) => Promise<T>): Promise<T> {
-  ctx.log(`${what}: creating ${workflows * PODS_PER_WORKFLOW} pods`);
-  const set = await createPodSet(ctx.env.cluster, { namespace, workflows, podsPerWorkflow: PODS_PER_WORKFLOW });
-  const watch = new RemovalWatch(ctx.env.pods, namespace);
-  await watch.start();
-  watch.track(set.podNames);
-  try {
-    ctx.log(`${what}: measuring`);
-    return await measure(set, watch);
-  } finally {
-    await watch.stop();
-  }
 }
 
 function addGoals(out: Outcome, sweeper: Map<string, ControllerMeasured>, ceilings: CeilingSeries, argoRate: number | null): void {

@@ -70,3 +70,14 @@ export async function createPodSet(cluster: Cluster, o: PodSetOptions): Promise<
 export async function deleteWorkflows(cluster: Cluster, workflows: readonly WorkflowObject[]): Promise<void> {
   await mapConcurrent(workflows, CREATE_CONCURRENCY, (wf) => cluster.deleteWorkflow(wf.metadata.namespace, wf.metadata.name));
 }
+
+/**
+ * pickOrphans chooses one Workflow in `every`, mid-stride in each run, so that their pods (named
+ * WORKFLOW-pN, listed in name order) are spread through the list rather than all on its first
+ * page; it returns those Workflows and their pods' names.
+ */
+export function pickOrphans(set: PodSet, every: number): { workflows: WorkflowObject[]; podNames: string[] } {
+  const workflows = set.workflows.filter((_, i) => i % every === Math.floor(every / 2));
+  const names = new Set(workflows.map((wf) => wf.metadata.name));
+  return { workflows, podNames: set.podNames.filter((name) => names.has(name.slice(0, name.lastIndexOf('-p')))) };
+}

@@ -5,7 +5,7 @@
 // and the last.
 import { DEFAULTS, startController } from '../contenders/sweeper.ts';
 import { SWEEPER } from '../lib/env.ts';
-import { createPodSet, deleteWorkflows } from '../lib/populate.ts';
+import { createPodSet, deleteWorkflows, pickOrphans } from '../lib/populate.ts';
 import { RemovalWatch } from '../lib/removal-watch.ts';
 import { fig, goal } from '../lib/result.ts';
 import { scaled, seconds, type ClusterScenario } from './scenario.ts';
@@ -25,10 +25,7 @@ export const atScale: ClusterScenario = {
     const workflows = scaled(WORKFLOWS, ctx.scale, ORPHAN_EVERY);
     ctx.log(`creating ${workflows * PODS_PER_WORKFLOW} pods`);
     const set = await createPodSet(ctx.env.cluster, { namespace: 's9-scale', workflows, podsPerWorkflow: PODS_PER_WORKFLOW });
-    // Mid-stride in each run of 20, so that the orphans are spread through the list.
-    const orphaned = set.workflows.filter((_, i) => i % ORPHAN_EVERY === ORPHAN_EVERY / 2);
-    const names = new Set(orphaned.map((wf) => wf.metadata.name));
-    const orphans = set.podNames.filter((name) => names.has(name.slice(0, name.lastIndexOf('-p'))));
+    const { workflows: orphaned, podNames: orphans } = pickOrphans(set, ORPHAN_EVERY);
     out.size = { pods: set.podNames.length, orphans: orphans.length };
 
     const watch = new RemovalWatch(ctx.env.pods, set.namespace);

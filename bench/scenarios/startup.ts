@@ -6,7 +6,7 @@
 import { ARGO_LABEL, startArgoStyle } from '../contenders/argo-style.ts';
 import { DEFAULTS, startController } from '../contenders/sweeper.ts';
 import { WORKFLOW_LABEL } from '../../src/testbed/fixtures.ts';
-import { createPodSet, deleteWorkflows } from '../lib/populate.ts';
+import { createPodSet, deleteWorkflows, pickOrphans } from '../lib/populate.ts';
 import { RemovalWatch } from '../lib/removal-watch.ts';
 import { fig, goal, type Row } from '../lib/result.ts';
 import { scaled, seconds, type ClusterScenario, type ScenarioContext } from './scenario.ts';
@@ -130,14 +130,12 @@ async function measure(ctx: ScenarioContext, prepared: Prepared, label: string, 
 async function prepare(ctx: ScenarioContext, namespace: string, workflows: number, podsPerWorkflow: number, label: string): Promise<Prepared> {
   ctx.log(`${label}: creating ${workflows * podsPerWorkflow} pods`);
   const set = await createPodSet(ctx.env.cluster, { namespace, workflows, podsPerWorkflow });
-  // Mid-stride in each run of 50, so that the orphans' names are spread through the list.
-  const orphaned = set.workflows.filter((_, i) => i % ORPHAN_EVERY === ORPHAN_EVERY / 2);
-  await deleteWorkflows(ctx.env.cluster, orphaned);
-  const names = new Set(orphaned.map((wf) => wf.metadata.name));
+  const orphaned = pickOrphans(set, ORPHAN_EVERY);
+  await deleteWorkflows(ctx.env.cluster, orphaned.workflows);
   return {
     namespace,
-    orphans: set.podNames.filter((name) => names.has(name.slice(0, name.lastIndexOf('-p')))),
-    selector: `${WORKFLOW_LABEL} in (${[...names].join(',')})`,
+    orphans: orphaned.podNames,
+    selector: `${WORKFLOW_LABEL} in (${orphaned.workflows.map((wf) => wf.metadata.name).join(',')})`,
   };
 }
 

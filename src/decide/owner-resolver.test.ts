@@ -164,3 +164,40 @@ test('confirmedState: a failed read is not reused; the next pod reads again', as
   assert.deepEqual(await resolver.confirmedState(pod(), -1, 0), { kind: 'gone' });
   assert.equal(reads, 2);
 });
+
+test('a label-attributed pod on a cached, deleting Workflow is confirmed live: a newer Workflow of that name keeps it', async () => {
+  const { resolver, state, tick } = fixture({ cached: workflow({ deletionTimestamp: 5 }), live: workflow({ uid: 'uid-2' }) });
+  const labelOnly = pod({ owner: null });
+  assert.deepEqual(resolver.cachedState(labelOnly), { kind: 'unconfirmed' }, 'the cache cannot tell which Workflow of that name is meant');
+  assert.deepEqual(await resolver.confirmedState(labelOnly, tick(), 0), { kind: 'alive', completed: 'no' });
+  assert.equal(state.reads, 1);
+
+  state.live = workflow({ deletionTimestamp: 5 });
+  assert.deepEqual(await resolver.confirmedState(labelOnly, tick(), 0), { kind: 'deleting' }, 'the live Workflow of that name is going');
+});
+
+test('one caller giving up does not fail the shared read for the other pods of the owner', async () => {
+  let answer!: (wf: WorkflowMeta | null) => void;
+  let reads = 0;
+  const resolver = new OwnerResolver({
+    cache: { get: () => undefined },
+    // Like a real request, the read fails if it is handed a signal that aborts.
+    read: (...args: unknown[]) => {
+      reads++;
+      const signal = args[3] as AbortSignal | undefined;
+      return new Promise((resolve, reject) => {
+        answer = resolve;
+        signal?.addEventListener('abort', () => reject(signal.reason));
+      });
+    },
+    now: () => 0,
+  });
+  const quitter = new AbortController();
+  const first = resolver.confirmedState(pod({ uid: 'a' }), -1, 0, quitter.signal);
+  const second = resolver.confirmedState(pod({ uid: 'b' }), -1, 0, new AbortController().signal);
+  quitter.abort(new Error('shut down'));
+  await assert.rejects(first, /shut down/);
+  answer(null);
+  assert.deepEqual(await second, { kind: 'gone' });
+  assert.equal(reads, 1);
+});

@@ -19,8 +19,11 @@ export interface OwnerCache {
   get(namespace: string, name: string): WorkflowMeta | undefined;
 }
 
-/** OwnerReader reads one owner live from the API server; null when it does not exist. */
-export type OwnerReader = (namespace: string, name: string, priority: number, signal?: AbortSignal) => Promise<WorkflowMeta | null>;
+/**
+ * OwnerReader reads one owner live from the API server; null when it does not exist. It takes no
+ * signal: one read serves many pods, and no single caller may cancel it for the others.
+ */
+export type OwnerReader = (namespace: string, name: string, priority: number) => Promise<WorkflowMeta | null>;
 
 interface Read {
   startedAt: number;
@@ -65,6 +68,9 @@ export class OwnerResolver {
     if (pod.owner !== null && this.#gone.has(pod.owner.uid)) return { kind: 'gone' };
     const wf = this.#cache.get(pod.namespace, ref);
     if (wf === undefined || (pod.owner !== null && wf.uid !== pod.owner.uid)) return { kind: 'unconfirmed' };
+    // A pod attributed by name alone cannot tell a cached, deleting Workflow from a newer one of
+    // the same name that the cache has not seen yet: only a live read may condemn it.
+    if (pod.owner === null && wf.deletionTimestamp !== null) return { kind: 'unconfirmed' };
     return this.#stateOf(wf, 'cached');
   }
 
@@ -92,13 +98,16 @@ export class OwnerResolver {
     return { kind: 'alive', completed: wf.completedLabel === 'true' ? trust : 'no' };
   }
 
-  /** #readAfter returns a read of the owner that started after `observedAt`, issuing one if needed. */
+  /**
+   * #readAfter returns a read of the owner that started after `observedAt`, issuing one if needed.
+   * The read is shared, so no caller's signal cancels it: each caller stops waiting on its own.
+   */
   #readAfter(namespace: string, name: string, observedAt: number, priority: number, signal?: AbortSignal): Promise<WorkflowMeta | null> {
     const key = `${namespace}/${name}`;
     const last = this.#reads.get(key);
-    if (last !== undefined && last.startedAt > observedAt) return last.result;
+    if (last !== undefined && last.startedAt > observedAt) return untilAborted(last.result, signal);
 
-    const read: Read = { startedAt: this.#now(), result: this.#read(namespace, name, priority, signal) };
+    const read: Read = { startedAt: this.#now(), result: this.#read(namespace, name, priority) };
     this.readsIssued++;
     this.#reads.delete(key); // re-insert: the Map's order is then oldest read first
     if (this.#reads.size >= MAX_REMEMBERED) this.#reads.delete(this.#reads.keys().next().value as string);
@@ -107,8 +116,19 @@ export class OwnerResolver {
     read.result.catch(() => {
       if (this.#reads.get(key) === read) this.#reads.delete(key);
     });
-    return read.result;
+    return untilAborted(read.result, signal);
   }
+}
+
+/** untilAborted settles as `p` does, or rejects with the signal's reason once it aborts. */
+function untilAborted<T>(p: Promise<T>, signal?: AbortSignal): Promise<T> {
+  if (signal === undefined) return p;
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }
 
 /** ownerName is the owner's name: from the controlling ownerReference, else the workflow label. */

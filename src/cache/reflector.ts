@@ -65,10 +65,11 @@ export interface ReflectorOptions<T extends Versioned> {
   observer?: ReflectorObserver;
   log?: ReflectorLog;
   /**
-   * missingMessage is the error logged, once, when the API server does not serve the resource
-   * (404 on its list or watch), e.g. what to check; a generic message by default.
+   * availability is told when the API server stops serving the resource (404 on its list or
+   * watch) and when it serves it again, once each per outage, instead of the reflector's own
+   * generic log lines: the owner cache shares one outage with the live owner reads.
    */
-  missingMessage?: string;
+  availability?: { notServed(err: unknown): void; succeeded(): void };
   /** priority of lists and watch requests in the API budget (default 0: lanes are strict, and below orphan work a watch could wait forever). */
   priority?: number;
   /** backoff after failures: from initialMs (200), doubling, capped at maxMs (30 s), jittered. */
@@ -174,13 +175,15 @@ export class Reflector<T extends Versioned> {
     this.#missing.add(scope);
     if (!first) return;
     const o = this.#o;
-    const message = o.missingMessage ?? `the API server does not serve ${o.resource} (404); retrying until it does`;
+    if (o.availability !== undefined) return o.availability.notServed(err);
+    const message = `the API server does not serve ${o.resource} (404); retrying until it does`;
     o.log?.error({ resource: o.resource, namespace: scope.namespace, err: err instanceof Error ? err.message : String(err) }, message);
   }
 
   /** #served notes a successful list or watch: if the resource was not served, it is again. */
   #served(scope: Scope): void {
     if (!this.#missing.delete(scope) || this.#missing.size > 0) return;
+    if (this.#o.availability !== undefined) return this.#o.availability.succeeded();
     this.#o.log?.info({ resource: this.#o.resource }, `recovered: the API server serves ${this.#o.resource} again`);
   }
 

@@ -34,7 +34,7 @@ export async function runController(settings: Settings): Promise<number> {
     servers.push(await startMetricsServer(settings.metricsBindAddress, metrics.registry));
     servers.push(
       await startHealthServer(settings.healthProbeBindAddress, {
-        readyz: { 'caches-synced': () => controller.synced(), watches: () => controller.watchesHealthy() },
+        readyz: { 'caches-synced': () => controller.synced(), watches: () => controller.watchesHealthy(), 'owner-resource': () => controller.ownerResourceServed() },
       }),
     );
   } catch (err) {

@@ -58,6 +58,7 @@ async function sweep(settings: Settings, logger: Logger, shutdown: Shutdown, dis
     readOwner: apis.readOwner,
     metrics,
     logger,
+    outageConsequence: 'No pod is freed for owner-gone while it is not served; the pods concerned are reported as failed',
     quota: { take: () => removalsLeft > 0 && removalsLeft-- > 0, giveBack: () => void removalsLeft++ },
   });
   const startWork = () =>

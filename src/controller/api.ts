@@ -36,8 +36,8 @@ export function resourceApis(settings: Settings, client: ApiClient): ResourceApi
         return obj === null ? null : trimPod(obj);
       },
     },
-    readOwner: async (namespace, name, priority, signal) => {
-      const obj = await workflows.get(namespace, name, signal, priority);
+    readOwner: async (namespace, name, priority) => {
+      const obj = await workflows.get(namespace, name, undefined, priority);
       return obj === null ? null : trimWorkflow(obj);
     },
   };

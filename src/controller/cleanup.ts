@@ -15,6 +15,8 @@ import { ExponentialBackoff } from '../queue/backoff.ts';
 import { Reconciler, type Outcome, type PodApi, type RemovalQuota } from '../work/reconcile.ts';
 import { classify } from '../work/classify.ts';
 import { runWorkers } from '../work/workers.ts';
+import { isResourceNotServed } from '../kube/errors.ts';
+import { OwnerAvailability } from './owner-availability.ts';
 
 export interface CleanupOptions {
   settings: Settings;
@@ -26,6 +28,10 @@ export interface CleanupOptions {
   logger: Logger;
   /** The sweep's blast-radius limit. */
   quota?: RemovalQuota;
+  /** What the command does while the owner resource is not served, for the outage's log line. */
+  outageConsequence: string;
+  /** Told when the owner resource stops or starts being served. */
+  onOwnerAvailability?: (served: boolean) => void;
 }
 
 /** Backoff for keys that keep failing: 100 ms doubling to 5 minutes. */
@@ -34,6 +40,8 @@ const RETRY_BACKOFF = { baseMs: 100, capMs: 5 * 60_000, jitter: 0.2 };
 export class Cleanup {
   readonly queue: PriorityQueue;
   readonly owners: OwnerResolver;
+  /** Whether the owner resource is served; the owner cache reports its list/watch here too. */
+  readonly ownerAvailability: OwnerAvailability;
   readonly policy: Policy;
   readonly #o: CleanupOptions;
   readonly #reconciler: Reconciler;
@@ -48,14 +56,25 @@ export class Cleanup {
     this.policy = { finalizer: s.finalizer, forceAfterMs: s.forceAfterMs };
     this.queue = new PriorityQueue({ observer: o.metrics.queue, backoff: new ExponentialBackoff(RETRY_BACKOFF) });
     o.metrics.queue.trackProgress(this.queue);
+    this.ownerAvailability = new OwnerAvailability({
+      owner: s.owner,
+      logger: o.logger,
+      consequence: o.outageConsequence,
+      onChange: (served) => {
+        o.metrics.ownerResourceServed(served);
+        o.onOwnerAvailability?.(served);
+      },
+    });
     this.owners = new OwnerResolver({
       cache: { get: (namespace, name) => o.workflows.get(`${namespace}/${name}`) },
-      read: async (namespace, name, priority, signal) => {
+      read: async (namespace, name, priority) => {
         try {
-          const wf = await o.readOwner(namespace, name, priority, signal);
+          const wf = await o.readOwner(namespace, name, priority);
+          this.ownerAvailability.succeeded('read');
           o.metrics.ownerConfirmation(wf === null ? 'gone' : 'alive');
           return wf;
         } catch (err) {
+          if (isResourceNotServed(err)) this.ownerAvailability.notServed('read', err);
           o.metrics.ownerConfirmation('failed');
           throw err;
         }
@@ -69,6 +88,7 @@ export class Cleanup {
       classify,
       policy: this.policy,
       dryRun: s.dryRun,
+      ownerResourceServed: () => this.ownerAvailability.served(),
       reasons: s.reasons.length > 0 ? new Set(s.reasons) : null,
       ...(o.quota !== undefined ? { quota: o.quota } : {}),
     });

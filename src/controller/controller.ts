@@ -2,7 +2,7 @@
 // pods), event handlers that only compute a key and a priority, a periodic resync from memory,
 // and the shared Cleanup machinery worked while this replica leads.
 
-import type { OwnerResource, Settings } from '../config/settings.ts';
+import type { Settings } from '../config/settings.ts';
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import type { ApiClient } from '../kube/client.ts';
@@ -24,6 +24,8 @@ export class Controller {
   readonly #workflows: WorkflowSource;
   /** Pods attributed by the workflow label only (no ownerReference): "namespace/workflow" → pod keys. */
   readonly #byLabel = new Map<string, Set<string>>();
+  /** #leading: lead() is working the queue. */
+  #leading = false;
 
   constructor(o: { settings: Settings; client: ApiClient; metrics: Metrics; logger: Logger }) {
     this.#o = o;
@@ -34,7 +36,10 @@ export class Controller {
       ...common,
       resource: 'workflows',
       api: apis.workflows,
-      missingMessage: ownerMissing(o.settings.owner),
+      availability: {
+        notServed: (err) => this.cleanup.ownerAvailability.notServed('list', err),
+        succeeded: () => this.cleanup.ownerAvailability.succeeded('list'),
+      },
       store: new Store<WorkflowMeta>(),
       trim: apis.trimWorkflow,
       handlers: {
@@ -81,6 +86,11 @@ export class Controller {
       readOwner: apis.readOwner,
       metrics: o.metrics,
       logger: o.logger,
+      outageConsequence: 'Retrying until it is served; no pod is freed for owner-gone meanwhile, and the controller stays unready',
+      // Keys tried during the outage may have backed off for minutes: decide every pod again now.
+      onOwnerAvailability: (served) => {
+        if (served && this.#leading) this.resync();
+      },
     });
     o.metrics.trackCache('pods', () => this.#pods.store.size);
     o.metrics.trackCache('workflows', () => this.#workflows.store.size);
@@ -100,6 +110,11 @@ export class Controller {
   /** watchesHealthy: synced, and no watch is in a failing state. */
   watchesHealthy(): boolean {
     return this.synced() && this.#workflows.healthy() && this.#pods.healthy();
+  }
+
+  /** ownerResourceServed: the owner resource is served (no 404 naming no object on its list, watch or reads). */
+  ownerResourceServed(): boolean {
+    return this.cleanup.ownerAvailability.served();
   }
 
   /**
@@ -123,11 +138,13 @@ export class Controller {
    * following were queued, but a pass costs only memory), then one every resync period.
    */
   async lead(stop: AbortSignal, abort: AbortSignal): Promise<void> {
+    this.#leading = true;
     this.resync();
     const resync = setInterval(() => this.resync(), this.#o.settings.resyncPeriodMs);
     try {
       await this.cleanup.run({ stop, abort });
     } finally {
+      this.#leading = false;
       clearInterval(resync);
     }
   }
@@ -184,17 +201,4 @@ export class Controller {
       if (set.size === 0) this.#byLabel.delete(owner);
     }
   }
-}
-
-/**
- * ownerMissing says what to check when the owner resource is not served. The reflector retries
- * and logs "recovered" once it is: nothing is decided meanwhile, since a typo must never read as
- * "every owner gone".
- */
-function ownerMissing(o: OwnerResource): string {
-  const name = o.group === '' ? `${o.resource}/${o.version}` : `${o.resource}.${o.group}/${o.version}`;
-  return (
-    `owner resource ${name} not found (404): is its CRD installed, and are --owner-group, --owner-version and --owner-resource spelt right? ` +
-    'Retrying until it is served; the controller stays unready meanwhile'
-  );
 }

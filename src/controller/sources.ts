@@ -33,8 +33,8 @@ export class Source<T extends Versioned, S extends Store<T> = Store<T>> {
     store: S;
     trim(obj: MetaObject): T;
     labelSelector?: string;
-    /** missingMessage: the error logged once while the API server does not serve the resource. */
-    missingMessage?: string;
+    /** availability: told of outages of the resource (404 on list/watch) instead of the generic log lines. */
+    availability?: { notServed(err: unknown): void; succeeded(): void };
     settings: Settings;
     metrics: Metrics;
     logger: Logger;
@@ -77,7 +77,7 @@ export class Source<T extends Versioned, S extends Store<T> = Store<T>> {
         },
       },
       log: o.logger.child({ resource: o.resource }),
-      ...(o.missingMessage !== undefined ? { missingMessage: o.missingMessage } : {}),
+      ...(o.availability !== undefined ? { availability: o.availability } : {}),
       priority: WATCH_PRIORITY,
     });
   }

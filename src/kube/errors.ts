@@ -11,12 +11,19 @@ export class ApiError extends Error {
   readonly reason: string;
   /** Seconds the server asked us to wait (Retry-After header or Status details), or null. */
   readonly retryAfterSeconds: number | null;
+  /**
+   * namesObject: the Status's details name the object it is about (`details.name` or
+   * `details.kind`), as the API server's answer for a missing object does. A 404 without them is
+   * about the URL itself: a resource the server does not serve.
+   */
+  readonly namesObject: boolean;
 
-  constructor(status: number, reason: string, message: string, retryAfterSeconds: number | null = null) {
+  constructor(status: number, reason: string, message: string, retryAfterSeconds: number | null = null, namesObject = false) {
     super(message);
     this.status = status;
     this.reason = reason;
     this.retryAfterSeconds = retryAfterSeconds;
+    this.namesObject = namesObject;
   }
 
   /**
@@ -29,12 +36,18 @@ export class ApiError extends Error {
     const code = httpStatus ?? (typeof s['code'] === 'number' ? s['code'] : 0);
     const reason = typeof s['reason'] === 'string' ? s['reason'] : '';
     const message = typeof s['message'] === 'string' && s['message'] !== '' ? s['message'] : `HTTP ${code}${reason ? ` ${reason}` : ''}`;
-    return new ApiError(code, reason, message, retryAfterSeconds(retryAfterHeader, s['details']));
+    return new ApiError(code, reason, message, retryAfterSeconds(retryAfterHeader, s['details']), namesObject(s['details']));
   }
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function namesObject(details: unknown): boolean {
+  if (!isRecord(details)) return false;
+  const named = (k: string) => typeof details[k] === 'string' && details[k] !== '';
+  return named('name') || named('kind');
 }
 
 function retryAfterSeconds(header: string | null | undefined, details: unknown): number | null {
@@ -57,9 +70,26 @@ function statusOf(err: unknown): number | null {
   return err instanceof ApiError ? err.status : null;
 }
 
-/** isNotFound: 404. */
+/** isNotFound: 404, for whatever reason; see isObjectNotFound and isResourceNotServed. */
 export function isNotFound(err: unknown): boolean {
   return statusOf(err) === 404;
+}
+
+/**
+ * isObjectNotFound: a 404 whose Status names the object: the resource is served and this object
+ * does not exist. Only this answer may read as "gone".
+ */
+export function isObjectNotFound(err: unknown): boolean {
+  return isNotFound(err) && (err as ApiError).namesObject;
+}
+
+/**
+ * isResourceNotServed: a 404 that names no object ("the server could not find the requested
+ * resource"): a CRD version switched to `served: false`, a CRD not installed, an aggregated API
+ * or a gateway in a bad state. It says nothing about any object, and is transient.
+ */
+export function isResourceNotServed(err: unknown): boolean {
+  return isNotFound(err) && !(err as ApiError).namesObject;
 }
 
 /** isConflict: 409, e.g. a write carrying a stale resourceVersion. */

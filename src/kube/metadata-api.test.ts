@@ -58,8 +58,10 @@ test('watch asks for PartialObjectMetadata (the list form gives an empty stream)
   assert.equal(sent[0]?.verb, 'watch');
 });
 
-test('get answers null for a 404 and rethrows anything else', async () => {
-  const missing = stubClient(new ApiError(404, 'NotFound', 'not found'));
+test('get answers null for a 404 that names the object, and rethrows anything else, a 404 about the resource included', async () => {
+  const notServed = stubClient(ApiError.fromStatus({ reason: 'NotFound', message: 'the server could not find the requested resource', details: {} }, 404));
+  await assert.rejects(new MetadataApi(notServed.client, PODS).get('ns', 'p'), /could not find the requested resource/);
+  const missing = stubClient(ApiError.fromStatus({ reason: 'NotFound', message: 'pods "p" not found', details: { name: 'p', kind: 'pods' } }, 404));
   assert.equal(await new MetadataApi(missing.client, PODS).get('ns', 'p'), null);
   const failing = stubClient(new ApiError(500, 'InternalError', 'etcd'));
   await assert.rejects(new MetadataApi(failing.client, PODS).get('ns', 'p'), /etcd/);

@@ -5,7 +5,7 @@
 // See https://kubernetes.io/docs/reference/using-api/api-concepts/#receiving-resources-as-tables
 // (the same mechanism) and /work/shared/CONTROL-PLANE.md for the quirks checked on 1.20.
 import type { ApiClient } from './client.ts';
-import { isNotFound } from './errors.ts';
+import { isObjectNotFound } from './errors.ts';
 import type { MetaObject } from './objects.ts';
 import type { WatchEvent } from './watch-stream.ts';
 
@@ -110,7 +110,8 @@ export class MetadataApi {
   /**
    * get reads one object, or null if it does not exist. Without a resourceVersion the read is
    * served from etcd (a quorum read), not the API server's watch cache: what confirming that
-   * an owner is gone requires.
+   * an owner is gone requires. Only a 404 that names the object means "does not exist"; a 404
+   * about the resource itself (not served) is thrown, since it proves nothing about the object.
    */
   async get(namespace: string, name: string, signal?: AbortSignal, priority?: number): Promise<MetaObject | null> {
     try {
@@ -123,7 +124,7 @@ export class MetadataApi {
         verb: 'get',
       });
     } catch (err) {
-      if (isNotFound(err)) return null;
+      if (isObjectNotFound(err)) return null;
       throw err;
     }
   }

@@ -68,6 +68,7 @@ export class Metrics {
   });
   readonly #watchRestarts = this.#counter('watch_restarts_total', 'Watches restarted, by resource and why.', ['resource', 'reason']);
   readonly #relists = this.#counter('watch_relists_total', 'Full lists (initial or after 410 Gone), by resource.', ['resource']);
+  readonly #ownerServed = this.#gauge('owner_resource_served', '1 while the API server serves the owner resource, 0 during an outage (no owner-gone removals meanwhile).', []);
   readonly #leader = this.#gauge('leader', '1 while this replica leads (or runs without leader election), else 0.', []);
   readonly #config = this.#gauge('config_info', 'The running configuration, as labels; always 1.', [
     'workers', 'api_budget_mode', 'qps', 'burst', 'resync_period', 'force_after', 'dry_run', 'namespaces', 'finalizer',
@@ -91,6 +92,7 @@ export class Metrics {
       for (const [resource, at] of this.#lastWatchEvent) set(resource, Math.max(0, now - at) / 1000);
     });
     this.#leader.set(0);
+    this.#ownerServed.set(1);
     this.#conflicts.inc(0);
     this.#forced.inc(0);
   }
@@ -115,6 +117,10 @@ export class Metrics {
 
   conflict(): void {
     this.#conflicts.inc();
+  }
+
+  ownerResourceServed(served: boolean): void {
+    this.#ownerServed.set(served ? 1 : 0);
   }
 
   ownerConfirmation(result: OwnerConfirmation): void {

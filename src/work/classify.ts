@@ -2,7 +2,7 @@
 // treated as transient: retrying a write that carries a resourceVersion is always safe, while
 // dropping a pod would leave it stuck.
 
-import { ApiError, isConflict, isForbidden, isNotFound, isTooManyRequests } from '../kube/errors.ts';
+import { ApiError, isConflict, isForbidden, isObjectNotFound, isResourceNotServed, isTooManyRequests } from '../kube/errors.ts';
 import type { Failure } from './reconcile.ts';
 
 /** Used when a 429 names no Retry-After. */
@@ -10,7 +10,9 @@ const DEFAULT_RETRY_AFTER_MS = 1_000;
 
 export function classify(err: unknown): Failure {
   const message = err instanceof Error ? err.message : String(err);
-  if (isNotFound(err)) return { kind: 'not-found', retryAfterMs: null, message };
+  if (isObjectNotFound(err)) return { kind: 'not-found', retryAfterMs: null, message };
+  // A 404 about the resource, not the object: an outage of the resource, never "already gone".
+  if (isResourceNotServed(err)) return { kind: 'not-served', retryAfterMs: null, message: `resource not served (404): ${message}` };
   if (isConflict(err)) return { kind: 'conflict', retryAfterMs: null, message };
   if (isTooManyRequests(err)) {
     const s = (err as ApiError).retryAfterSeconds;

@@ -189,3 +189,44 @@ test('reconcile: --max-removals stops writes once the quota is spent, and a fail
   assert.deepEqual(await h.r.reconcile('ns/p', 2), { kind: 'kept', why: 'max-removals', reason: 'recorded', conflicts: 0 });
   assert.equal(h.writes.length, 2);
 });
+
+test('reconcile: an owner read answered "resource not served" ends the attempt as a retry at once, and nothing is written', async () => {
+  let reads = 0;
+  const h = harness({
+    cached: pod({ completedLabel: null }),
+    owner: { kind: 'unconfirmed' },
+    over: {
+      owners: {
+        cachedState: () => ({ kind: 'unconfirmed' }),
+        confirmedState: async () => {
+          reads++;
+          throw new ApiFailure('not-served');
+        },
+        now: () => 1,
+      },
+    },
+  });
+  const out = await h.r.reconcile('ns/p', 0);
+  assert.equal(out.kind, 'retry');
+  assert.equal(reads, 1, 'not retried in place: the key backs off');
+  assert.deepEqual(h.writes, []);
+});
+
+test('reconcile: while the owner resource is not served, no pod is freed for owner-gone, even on a cached deleting owner; other reasons go on', async () => {
+  let served = false;
+  const gone = harness({ cached: pod({ completedLabel: null }), owner: { kind: 'deleting' }, over: { ownerResourceServed: () => served } });
+  const out = await gone.r.reconcile('ns/p', 0);
+  assert.deepEqual([out.kind, 'reason' in out ? out.reason : null], ['retry', 'owner-gone']);
+  assert.deepEqual(gone.writes, []);
+
+  const recorded = harness({ cached: pod(), over: { ownerResourceServed: () => served } });
+  assert.equal((await recorded.r.reconcile('ns/p', 2)).kind, 'removed', 'a recorded pod of a live owner needs no owner read');
+
+  served = true;
+  assert.equal((await gone.r.reconcile('ns/p', 0)).kind, 'removed', 'served again: the orphan goes');
+});
+
+test('reconcile: a patch answered "resource not served" is retried later, never taken as "already gone"', async () => {
+  const h = harness({ cached: pod(), patches: [new ApiFailure('not-served')] });
+  assert.equal((await h.r.reconcile('ns/p', 2)).kind, 'retry');
+});

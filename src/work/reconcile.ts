@@ -11,7 +11,7 @@ import type { Reason } from '../config/settings.ts';
 import { removalPatch, type RemovalPatch } from './removal-patch.ts';
 
 /** FailureKind is how the reconcile step treats an API error. */
-export type FailureKind = 'not-found' | 'conflict' | 'throttled' | 'transient' | 'rejected';
+export type FailureKind = 'not-found' | 'not-served' | 'conflict' | 'throttled' | 'transient' | 'rejected';
 
 export interface Failure {
   kind: FailureKind;
@@ -65,6 +65,11 @@ export interface ReconcilerOptions {
   /** Only these reasons are acted on (the sweep's --reason); null acts on all. */
   reasons: ReadonlySet<Reason> | null;
   quota?: RemovalQuota;
+  /**
+   * ownerResourceServed: false while the API server does not serve the owner resource. No pod is
+   * freed for owner-gone meanwhile, whatever the cache says: the key waits and is tried again.
+   */
+  ownerResourceServed?: () => boolean;
   /** In-place retries of conflicts and transient errors before the key goes back on the queue. */
   retries?: number;
   minRetryDelayMs?: number;
@@ -75,6 +80,9 @@ class TryAgain extends Error {}
 
 /** Refused, thrown inside the retry loop, ends it: the API refused for good. */
 class Refused extends Error {}
+
+/** Unavailable, thrown inside the retry loop, ends it for now: the key waits its backoff. */
+class Unavailable extends Error {}
 
 /** Attempt is what one reconcile carries from one try to the next. */
 interface Attempt {
@@ -134,6 +142,9 @@ export class Reconciler {
         break;
     }
     const reason = (s.reason = decision.reason);
+    if (reason === 'owner-gone' && o.ownerResourceServed?.() === false) {
+      return { kind: 'retry', afterMs: null, reason, error: 'the owner resource is not served: no pod is freed for owner-gone until it is', conflicts };
+    }
     if (o.reasons !== null && !o.reasons.has(reason)) return { kind: 'kept', why: 'reason-filtered', reason, conflicts };
     if (o.quota !== undefined && !o.quota.take()) return { kind: 'kept', why: 'max-removals', reason, conflicts };
     if (o.dryRun) return { kind: 'dry-run', reason, conflicts };
@@ -149,6 +160,8 @@ export class Reconciler {
       switch (f.kind) {
         case 'not-found':
           return { kind: 'already-gone', reason, conflicts };
+        case 'not-served':
+          return { kind: 'retry', afterMs: null, reason, error: f.message, conflicts };
         case 'conflict':
           return this.#reread(s, priority, signal);
         case 'throttled':
@@ -179,6 +192,8 @@ export class Reconciler {
     } catch (err) {
       const f = this.#o.classify(err);
       if (f.kind === 'rejected') throw new Refused(f.message);
+      // Retrying in place would only hammer a resource that is not served: back off instead.
+      if (f.kind === 'not-served') throw new Unavailable(f.message);
       throw new TryAgain(f.message);
     }
   }

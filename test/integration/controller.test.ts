@@ -11,6 +11,7 @@ import type { Settings } from '../../src/config/settings.ts';
 import { installCrds, loadWorkflowCrd } from '../../src/testbed/crds.ts';
 import { ARGO_FINALIZER, WORKFLOW_LABEL, newPod, newWorkflow, type PodObject, type PodOptions } from '../../src/testbed/fixtures.ts';
 import { ApiError } from '../../src/testbed/http.ts';
+import { runCli } from '../support/cli.ts';
 import { useTestCluster } from '../support/cluster.ts';
 import { metricValue, removals, resyncs, spawnController, startController, type RunningController } from '../support/controller.ts';
 
@@ -492,7 +493,7 @@ test('an owner resource the server does not serve is logged once as an error, on
   await cluster.waitFor(async () => (await failedLists()) >= 4, LONG, 'four failed lists of the owner resource');
   assert.equal(missing().length, 1, 'one line for four failures');
   assert.equal(missing()[0]?.level, 'error');
-  assert.match(missing()[0]?.msg ?? '', /is its CRD installed, and are --owner-group, --owner-version and --owner-resource spelt right\? Retrying until it is served; the controller stays unready meanwhile/);
+  assert.match(missing()[0]?.msg ?? '', /is its CRD installed, and are --owner-group, --owner-version and --owner-resource spelt right\? Retrying until it is served; no pod is freed for owner-gone meanwhile, and the controller stays unready/);
   assert.equal(typeof missing()[0]?.err, 'string', 'the API\'s message, without a stack');
   assert.deepEqual(c.records.filter((r) => r.resource === 'workflows' && r.level === 'warn'), [], 'no warning on each retry');
   assert.equal(c.controller.synced(), false, 'unready');
@@ -513,4 +514,80 @@ test('an owner resource the server does not serve is logged once as an error, on
   assert.equal(missing().length, 2, 'one line per outage');
   assert.equal(recovered().length, 1);
   assert.equal(c.controller.watchesHealthy(), false, 'unready again');
+});
+
+/**
+ * twoVersionCrd is the Workflow CRD under its own group, served as v1alpha1 (stored) and v1: one
+ * version can then stop being served while the objects stay reachable through the other.
+ */
+async function twoVersionCrd(group: string): Promise<{ metadata: { name: string }; spec: { group: string; versions: Array<{ name: string; served: boolean; storage: boolean }> } }> {
+  const crd = (await loadWorkflowCrd()) as Awaited<ReturnType<typeof twoVersionCrd>>;
+  crd.metadata.name = `workflows.${group}`;
+  crd.spec.group = group;
+  const v1alpha1 = crd.spec.versions[0]!;
+  crd.spec.versions = [v1alpha1, { ...structuredClone(v1alpha1), name: 'v1', storage: false }];
+  return crd;
+}
+
+test('while the owner resource answers 404 without naming an object, live Workflows\' pods are never freed; once it is served again, a deleted Workflow\'s pods are', async (t) => {
+  const ns = await newNamespace(t);
+  const group = `outage-${randomBytes(3).toString('hex')}.example.com`;
+  const crdPath = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/workflows.${group}`;
+  const crd = await twoVersionCrd(group);
+  t.after(() => cluster.client.call('DELETE', crdPath).catch(() => undefined));
+  await installCrds(cluster.client, [crd]);
+  const serve = async (served: boolean) => {
+    const versions = crd.spec.versions.map((v) => ({ ...v, served: v.name === 'v1alpha1' ? served : v.served }));
+    await cluster.client.call('PATCH', crdPath, { spec: { versions } }, 'application/merge-patch+json');
+  };
+  const v1 = `/apis/${group}/v1/namespaces/${ns}/workflows`;
+
+  const c = await run(t, { namespaces: [ns], owner: { group, version: 'v1alpha1', resource: 'workflows', kind: 'Workflow' } });
+  const outage = () => c.records.filter((r) => r.msg.startsWith(`owner resource workflows.${group}/v1alpha1 not found (404)`));
+  await serve(false);
+  await cluster.waitFor(async () => !c.controller.ownerResourceServed(), LONG, 'the controller to see the outage');
+
+  // Three live Workflows, created through the version still served, with five unrecorded pods each.
+  const live: Owner[] = [];
+  for (const name of ['a', 'b', 'c']) {
+    const wf = (await cluster.client.call('POST', v1, { apiVersion: `${group}/v1`, kind: 'Workflow', metadata: { name }, spec: {} })) as { metadata: { uid: string } };
+    live.push({ name, uid: wf.metadata.uid });
+  }
+  const pods = live.flatMap((owner) =>
+    podsOf(ns, owner, owner.name, 5).map((p) => {
+      p.metadata.ownerReferences = [{ apiVersion: `${group}/v1alpha1`, kind: 'Workflow', name: owner.name, uid: owner.uid, controller: true }];
+      return p;
+    }),
+  );
+  await cluster.createPods(pods);
+  const before = await versions(ns, names(pods));
+  const failedReads = async () => (await metricValue(c.metrics, 'owner_confirmations_total{result="failed"}')) ?? 0;
+  await cluster.waitFor(async () => (await failedReads()) >= 3, LONG, 'owner reads answered 404 for the new Workflows');
+  await waitResyncs(c, 3);
+
+  assert.deepEqual(await versions(ns, names(pods)), before, 'not one pod written during the outage');
+  assert.deepEqual(removals(c.records), []);
+  assert.equal(outage().length, 1, 'one line for the whole outage');
+  assert.equal(c.controller.ownerResourceServed(), false, 'unready meanwhile');
+  assert.equal(await metricValue(c.metrics, 'owner_resource_served'), 0);
+  const sweep = await runCli(['sweep', '--kubeconfig', kubeconfigPath, '--namespace', ns, '--owner-group', group, '--owner-version', 'v1alpha1']);
+  assert.equal(sweep.code, 2, `the sweep refuses to work while the owner resource is not served: ${sweep.stderr}`);
+  assert.deepEqual(await versions(ns, names(pods)), before, 'nor does the sweep write');
+
+  await serve(true);
+  await cluster.waitFor(async () => c.controller.ownerResourceServed(), LONG, 'the controller to see the owner resource served again');
+  assert.equal(c.records.filter((r) => r.msg === `recovered: the API server serves workflows.${group}/v1alpha1 again`).length, 1);
+  await cluster.client.call('DELETE', `${v1}/a`);
+  await waitFreed(ns, names(pods.slice(0, 5)));
+  await waitResyncs(c, 3);
+  assert.deepEqual([...new Set(removals(c.records).map((r) => r.reason))], ['owner-gone']);
+  assert.deepEqual(
+    removals(c.records).map((r) => r.pod).sort(),
+    names(pods.slice(0, 5)).map((n) => `${ns}/${n}`).sort(),
+    'only the deleted Workflow\'s pods',
+  );
+  const kept = names(pods.slice(5));
+  const keptNow = await versions(ns, kept);
+  assert.deepEqual(keptNow, new Map(kept.map((n) => [n, before.get(n)])), 'the live Workflows\' pods untouched');
+  await c.stop();
 });

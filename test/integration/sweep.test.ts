@@ -274,6 +274,18 @@ describe('bad flags and configuration exit 2 with a message on stderr and nothin
   }
 });
 
+test('a misspelt --owner-resource exits 2 and writes nothing, orphans and recorded pods included', async (t) => {
+  const ns = await newNamespace(t);
+  await mixedScene(ns);
+  const before = await podStates(ns);
+
+  const run = await runCli(['sweep', '--kubeconfig', kubeconfigPath, '--namespace', ns, '--owner-resource', 'workflowz']);
+
+  assert.equal(run.code, 2, run.stderr);
+  assert.match(run.stderr, /is workflowz\.argoproj\.io\/v1alpha1 installed/);
+  assert.deepEqual(await podStates(ns), before, 'not one pod written');
+});
+
 test('an API server that cannot be reached exits 3', async (t) => {
   const ns = await newNamespace(t);
   const { server, caData } = cluster.client.connection;

@@ -96,8 +96,22 @@ export class Cleanup {
 
   /** observe records a pod the cache just received and queues it if it may lose our finalizer. */
   observe(pod: PodMeta): Decision {
-    if (!this.#firstSeen.has(pod.uid)) this.#firstSeen.set(pod.uid, this.owners.now());
+    this.noteSeen(pod);
     return this.triage(pod);
+  }
+
+  /** noteSeen records when a pod (its UID) was first seen: owner reads are matched against it. */
+  noteSeen(pod: PodMeta): void {
+    if (!this.#firstSeen.has(pod.uid)) this.#firstSeen.set(pod.uid, this.owners.now());
+  }
+
+  /**
+   * dropPending forgets all queued work, as a replica that stops leading must: it holds no keys
+   * while it follows (the next leader decides every pod again from its own cache).
+   */
+  dropPending(): void {
+    this.queue.dropPending();
+    for (const key of this.#queuedAt.keys()) if (!this.queue.has(key)) this.#queuedAt.delete(key);
   }
 
   /**

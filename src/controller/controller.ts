@@ -64,13 +64,13 @@ export class Controller {
       handlers: {
         onAdd: (pod) => {
           this.#indexLabel(pod, true);
-          this.#recheckWhenStale(pod, this.cleanup.observe(pod));
+          this.#observe(pod);
         },
         onUpdate: (old, pod) => {
           if (!significantPodChange(old, pod)) return;
           this.#indexLabel(old, false);
           this.#indexLabel(pod, true);
-          this.#recheckWhenStale(pod, this.cleanup.observe(pod));
+          this.#observe(pod);
         },
         onDelete: (pod) => {
           this.#indexLabel(pod, false);
@@ -134,8 +134,9 @@ export class Controller {
   }
 
   /**
-   * lead works the queue while this replica leads: a resync pass at once (events seen while
-   * following were queued, but a pass costs only memory), then one every resync period.
+   * lead works the queue while this replica leads: a resync pass at once queues what is due from
+   * the cache (a follower queues nothing), then one every resync period. When it ends, the queue
+   * is emptied: a follower holds no work, and its backlog metrics read 0.
    */
   async lead(stop: AbortSignal, abort: AbortSignal): Promise<void> {
     this.#leading = true;
@@ -146,6 +147,7 @@ export class Controller {
     } finally {
       this.#leading = false;
       clearInterval(resync);
+      this.cleanup.dropPending();
     }
   }
 
@@ -166,8 +168,15 @@ export class Controller {
     this.#o.metrics.podsWaiting(this.cleanup.waitingCounts(this.#pods.store.values()));
   }
 
+  /** #observe notes a pod the cache received; only a leader queues work (see lead()). */
+  #observe(pod: PodMeta): void {
+    this.cleanup.noteSeen(pod);
+    if (this.#leading) this.#recheckWhenStale(pod, this.cleanup.triage(pod));
+  }
+
   /** #ownerChanged re-triages the pods of an owner whose state may have changed their decision. */
   #ownerChanged(wf: WorkflowMeta): void {
+    if (!this.#leading) return; // a follower holds no work; lead() decides every pod
     if (!this.#pods.hasStarted()) return; // the initial pod list will decide them
     for (const key of this.#pods.store.podsOf(wf.uid)) this.#retriage(key);
     for (const key of this.#byLabel.get(objectKey(wf)) ?? []) this.#retriage(key);

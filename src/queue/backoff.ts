@@ -11,6 +11,8 @@ export interface ItemBackoff {
   numRequeues(key: string): number;
   /** forget resets the failure count of key; callers do this on success only. */
   forget(key: string): void;
+  /** forgetAll resets every key's failure count. */
+  forgetAll(): void;
 }
 
 /** ExponentialBackoffOptions configures ExponentialBackoff; the defaults are client-go's. */
@@ -58,5 +60,9 @@ export class ExponentialBackoff implements ItemBackoff {
 
   forget(key: string): void {
     this.#failures.delete(key);
+  }
+
+  forgetAll(): void {
+    this.#failures.clear();
   }
 }

@@ -359,3 +359,31 @@ describe('PriorityQueue size', { timeout: HANG_GUARD_MS }, () => {
     assert.equal(q.size(), 0);
   });
 });
+
+describe('dropPending', () => {
+  it('forgets ready, delayed and backed-off keys; a key in flight finishes and does not run again', async () => {
+    const { q, clock, events } = newQueue();
+    q.add('busy', 0);
+    const busy = await q.get();
+    assert.equal(busy?.key, 'busy');
+    q.add('busy', 1); // added again while in flight
+    q.add('ready', 2);
+    q.addAfter('later', 1, 1_000);
+    q.addRateLimited('failing', 3);
+    assert.equal(q.numRequeues('failing'), 1);
+
+    q.dropPending();
+
+    assert.deepEqual([q.len(), q.size(), q.inFlight()], [0, 1, 1], 'only the key in flight is held');
+    assert.deepEqual(q.depthByPriority(), new Map());
+    assert.ok(events.includes('depth 2=0') && events.includes('depth 1=0'), 'the depth metric reads 0');
+    assert.equal(q.numRequeues('failing'), 0, 'backoff forgotten');
+    q.done('busy');
+    clock.advance(10_000);
+    await flush();
+    assert.deepEqual([q.len(), q.size()], [0, 0], 'nothing comes back: not the in-flight key, not the delayed ones');
+
+    q.add('new', 0);
+    assert.deepEqual(await takeReady(q), ['new@0'], 'the queue still works');
+  });
+});

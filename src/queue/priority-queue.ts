@@ -165,6 +165,27 @@ export class PriorityQueue {
     if (this.#inFlight.size === 0) settle(this.#drainers, true);
   }
 
+  /**
+   * dropPending forgets every queued and delayed key and every key's backoff, as a replica that
+   * stops leading must: it holds no work while it follows. Keys in flight finish, and do not run
+   * again unless added anew.
+   */
+  dropPending(): void {
+    for (const e of [...this.#entries.values()]) {
+      if (e.pending === 'ready') {
+        this.#count(e.priority, -1);
+        if (e.heapIndex >= 0) this.#ready.remove(e);
+      } else if (e.pending === 'delayed') {
+        this.#delayed.remove(e);
+      }
+      e.pending = 'none';
+      if (e.startedAt === null) this.#entries.delete(e.key);
+    }
+    this.#timer?.cancel();
+    this.#timer = null;
+    this.#backoff.forgetAll();
+  }
+
   /** shutDown stops intake and timers, and makes every waiting and later get() resolve null. */
   shutDown(): void {
     if (this.#shutDown) return;

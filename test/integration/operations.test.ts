@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { useTestCluster } from '../support/cluster.ts';
 import { startCli, type RunningCli } from '../support/cli.ts';
+import { metricsPortOf, sample, scrape, sumOf } from '../support/scrape.ts';
 import { newPod, newWorkflow, ARGO_FINALIZER } from '../../src/testbed/fixtures.ts';
 import type { Cluster } from '../../src/testbed/cluster.ts';
 import { DEFAULTS } from '../../src/config/settings.ts';
@@ -98,6 +99,50 @@ test('two replicas: exactly one writes; SIGTERM hands over at once, SIGKILL afte
   assert.ok(all.length >= pods.length - DEFAULTS.podCleanupWorkers, `the removals were logged (${all.length} of ${pods.length})`);
   const left = await cluster.listPods(ns);
   assert.ok(left.every((p) => p.metadata.finalizers?.join() === 'example.com/keep'), 'the other finalizer stayed on every pod');
+});
+
+/** orphans creates a Workflow with `n` pods carrying our finalizer, then deletes the Workflow. */
+async function orphans(ns: string, name: string, n: number): Promise<string[]> {
+  const wf = await cluster.createWorkflow(newWorkflow({ namespace: ns, name }));
+  const owner = { name, uid: wf.metadata.uid as string };
+  const pods = Array.from({ length: n }, (_, i) => newPod({ namespace: ns, name: `${name}-${i}`, workflow: owner }));
+  await cluster.createPods(pods);
+  await cluster.deleteWorkflow(ns, name);
+  return pods.map((p) => p.metadata.name);
+}
+
+test('a follower holds no work: once the leader has freed orphans and they are gone, its queue is empty; it takes over when the leader is killed', { timeout: 180_000 }, async (t) => {
+  const ns = await newNamespace(t);
+  const id = `sweeper-${randomBytes(3).toString('hex')}`;
+  const args = [...LEASE, '--leader-election-namespace', ns, '--leader-election-id', id, '--resync-period', '1s'];
+  const a = controller(ns, args);
+  t.after(() => a.child.kill('SIGKILL'));
+  await leads(a);
+  const b = controller(ns, args);
+  t.after(() => b.child.kill('SIGKILL'));
+  await b.untilStderr((l) => l.includes('"cache synced"') && l.includes('"pods"'));
+  const followerMetrics = await metricsPortOf(b);
+  const held = async () => {
+    const m = await scrape(followerMetrics);
+    return { depth: sumOf(m, 'workqueue_depth', 'name="pod_cleanup"'), adds: sumOf(m, 'workqueue_adds_total', 'name="pod_cleanup"') };
+  };
+
+  const first = await orphans(ns, 'gone', 60);
+  await cluster.waitFor(async () => (await cluster.listPods(ns)).length === 0, 90_000, 'the orphans to be freed by the leader and deleted');
+  // The follower has seen every pod come, lose our finalizer and go.
+  await cluster.waitFor(async () => sample(await scrape(followerMetrics), 'finalizer_sweeper_cached_objects{resource="pods"}') === 0, 90_000, 'the follower\'s cache to see the pods go');
+  assert.deepEqual(removedBy(b), [], 'the follower wrote nothing');
+  assert.deepEqual(await held(), { depth: 0, adds: 0 }, 'the follower queued nothing');
+  assert.equal(new Set(removedBy(a)).size, first.length);
+
+  a.child.kill('SIGKILL');
+  await a.result;
+  await leads(b);
+  const second = await orphans(ns, 'gone-too', 20);
+  await cluster.waitFor(async () => (await cluster.listPods(ns)).length === 0, 90_000, 'the new leader to free the new orphans');
+  assert.deepEqual(removedBy(b).sort(), second.map((n) => `${ns}/${n}`).sort());
+  b.child.kill('SIGTERM');
+  assert.equal((await b.result).code, 0);
 });
 
 test('SIGTERM in the middle of a backlog finishes in-flight work and exits 0 within the shutdown timeout', { timeout: 60_000 }, async (t) => {

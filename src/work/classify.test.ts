@@ -26,7 +26,9 @@ for (const [name, err, want] of cases) {
   test(`classify: ${name} is ${want}`, () => assert.equal(classify(err).kind, want));
 }
 
-test('classify: 429 carries Retry-After in milliseconds, defaulting to one second', () => {
+test('classify: 429 carries Retry-After in milliseconds, defaulting to one second, clamped', () => {
   assert.equal(classify(new ApiError(429, 'TooManyRequests', 'x', 7)).retryAfterMs, 7000);
   assert.equal(classify(new ApiError(429, 'TooManyRequests', 'x')).retryAfterMs, 1000);
+  assert.equal(classify(new ApiError(429, 'TooManyRequests', 'x', 0)).retryAfterMs, 1000, 'Retry-After: 0 is no hot loop');
+  assert.equal(classify(new ApiError(429, 'TooManyRequests', 'x', 86_400)).retryAfterMs, 60_000);
 });

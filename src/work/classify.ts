@@ -3,10 +3,8 @@
 // dropping a pod would leave it stuck.
 
 import { ApiError, isConflict, isForbidden, isObjectNotFound, isResourceNotServed, isTooManyRequests } from '../kube/errors.ts';
+import { retryAfterMs } from '../kube/retry-after.ts';
 import type { Failure } from './reconcile.ts';
-
-/** Used when a 429 names no Retry-After. */
-const DEFAULT_RETRY_AFTER_MS = 1_000;
 
 export function classify(err: unknown): Failure {
   const message = err instanceof Error ? err.message : String(err);
@@ -15,8 +13,7 @@ export function classify(err: unknown): Failure {
   if (isResourceNotServed(err)) return { kind: 'not-served', retryAfterMs: null, message: `resource not served (404): ${message}` };
   if (isConflict(err)) return { kind: 'conflict', retryAfterMs: null, message };
   if (isTooManyRequests(err)) {
-    const s = (err as ApiError).retryAfterSeconds;
-    return { kind: 'throttled', retryAfterMs: s === null ? DEFAULT_RETRY_AFTER_MS : s * 1000, message };
+    return { kind: 'throttled', retryAfterMs: retryAfterMs((err as ApiError).retryAfterSeconds), message };
   }
   // 4xx other than these (403 Forbidden, 422 Invalid, 400 BadRequest) will not change by retrying.
   // 401 may: credentials rotate, and the client refreshes them.

@@ -92,19 +92,35 @@ test('a 429 without Retry-After pauses 1 s; a huge Retry-After pauses at most 5 
   assert.deepEqual(policy({ mode: 'qps' }).answer({ status: 429, retryAfterSeconds: 3600 }), [{ kind: 'throttled', pauseMs: 5000, first: true }]);
 });
 
-test('429s to requests sent before the last cut extend the pause but cut no further', () => {
-  const { p, answer, advance, now } = policy({ maxConcurrency: 16 });
+test('a late 429 (to a request sent before the pause began) neither pauses again nor cuts again', () => {
+  const { p, answer, advance, now } = policy({ mode: 'apf', maxConcurrency: 16 });
   const sentEarlier = now();
   advance(10);
-  answer({ status: 429, retryAfterSeconds: 1, startedAt: sentEarlier });
+  assert.deepEqual(answer({ status: 429, retryAfterSeconds: 1, startedAt: sentEarlier }), [{ kind: 'throttled', pauseMs: 1000, first: true }]);
   assert.equal(p.state.concurrency, 8);
   advance(10);
-  assert.deepEqual(answer({ status: 429, retryAfterSeconds: 1, startedAt: sentEarlier }), [{ kind: 'throttled', pauseMs: 1000, first: false }]);
+  assert.deepEqual(answer({ status: 429, retryAfterSeconds: 1, startedAt: sentEarlier }), [{ kind: 'throttled', pauseMs: 0, first: false }]);
   assert.equal(p.state.concurrency, 8, 'sent under the old bound: no second cut');
-  assert.deepEqual(answer({ status: 429, retryAfterSeconds: 0.5, startedAt: sentEarlier }), [{ kind: 'throttled', pauseMs: 0, first: false }], 'within the pause: no new pause');
   advance(10);
   answer({ status: 429, retryAfterSeconds: 1 });
   assert.equal(p.state.concurrency, 4, 'sent after the cut: cut again');
+});
+
+test('a chain of late 429s is one pause, however long the chain: the pause never outlasts 5 s for one spell', () => {
+  const { answer, advance, now } = policy({ maxConcurrency: 64 });
+  const inFlight = now(); // 64 requests sent together, answered 429 one after the other
+  advance(1);
+  const pauses: number[] = [];
+  for (let i = 0; i < 64; i++) {
+    for (const e of answer({ status: 429, retryAfterSeconds: 5, startedAt: inFlight })) if (e.kind === 'throttled') pauses.push(e.pauseMs);
+    advance(100); // 6.4 s of late answers in all
+  }
+  assert.deepEqual(pauses.filter((ms) => ms > 0), [5000], 'one pause for the whole spell');
+});
+
+test('Retry-After is clamped for the pause: 0 pauses 1 s (no hot loop), a day pauses 5 s', () => {
+  assert.deepEqual(policy({ mode: 'qps' }).answer({ status: 429, retryAfterSeconds: 0 }), [{ kind: 'throttled', pauseMs: 1000, first: true }]);
+  assert.deepEqual(policy({ mode: 'qps' }).answer({ status: 429, retryAfterSeconds: 86_400 }), [{ kind: 'throttled', pauseMs: 5000, first: true }]);
 });
 
 test('the bound never falls below 1', () => {

@@ -23,14 +23,14 @@
 // one (additive increase), back up to `maxConcurrency`.
 import type { ApiBudgetMode } from '../config/settings.ts';
 import type { Answer, FlowControl, Rate } from './budget.ts';
-
-/** DEFAULT_RETRY_AFTER_MS is the pause after a 429 that names no Retry-After. */
-const DEFAULT_RETRY_AFTER_MS = 1_000;
+import { retryAfterMs } from './retry-after.ts';
 
 /**
- * MAX_PAUSE_MS caps the pause after one 429. The pause holds every call, Lease renewals among
- * them, and a leader that cannot renew for its renew deadline (10 s by default) stops leading;
- * the throttled call itself still waits its full Retry-After before it is sent again (work/classify.ts).
+ * MAX_PAUSE_MS caps the pause after one 429 (Retry-After clamped as everywhere, retry-after.ts).
+ * The pause holds every call of the budget, and one throttled spell is one pause: a 429 to a
+ * request sent before the pause began (a late answer) never extends it. Lease renewals do not go
+ * through the budget (commands/connect.ts), so no pause can cost the Lease; the throttled call
+ * itself still waits its full Retry-After before it is sent again (work/classify.ts).
  */
 const MAX_PAUSE_MS = 5_000;
 
@@ -63,7 +63,8 @@ export type BudgetEvent =
   /** The first answer that would carry APF headers carried none: the fallback QPS stays. */
   | { kind: 'no-apf' }
   /**
-   * A 429. pauseMs is how long new starts are now held (0: an earlier pause already covers it);
+   * A 429. pauseMs is how long new starts are now held (0: the request was sent before the
+   * current pause began, which already answers it);
    * `first` is true for the first 429 since the bound was last at its ceiling.
    */
   | { kind: 'throttled'; pauseMs: number; first: boolean }
@@ -92,7 +93,8 @@ export class BudgetPolicy {
   #noApfReported = false;
   #throttled = false;
   #lastCutAt = -Infinity;
-  #pausedUntil = -Infinity;
+  /** When the last pause began: answers to requests sent before it never pause again. */
+  #pausedAt = -Infinity;
   #successes = 0;
 
   constructor(o: BudgetPolicyOptions) {
@@ -144,10 +146,8 @@ export class BudgetPolicy {
 
   #throttle(a: Answer, events: BudgetEvent[]): void {
     const now = this.#now();
-    const wantMs = Math.min(MAX_PAUSE_MS, a.retryAfterSeconds === null ? DEFAULT_RETRY_AFTER_MS : a.retryAfterSeconds * 1000);
-    const until = now + wantMs;
-    const pauseMs = until > this.#pausedUntil ? wantMs : 0;
-    if (pauseMs > 0) this.#pausedUntil = until;
+    const pauseMs = a.startedAt > this.#pausedAt ? Math.min(MAX_PAUSE_MS, retryAfterMs(a.retryAfterSeconds)) : 0;
+    if (pauseMs > 0) this.#pausedAt = now;
     if (a.startedAt > this.#lastCutAt) {
       this.#lastCutAt = now;
       this.#successes = 0;

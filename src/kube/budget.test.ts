@@ -336,3 +336,32 @@ test('a non-positive qps or a concurrency below 1 is refused', () => {
   assert.throws(() => new Limiter({ rate: { qps: 0, burst: 1 }, maxConcurrent: 1 }), RangeError);
   assert.throws(() => new Limiter({ rate: null, maxConcurrent: 0 }), RangeError);
 });
+
+test('a refund never lifts the bucket above its burst, whatever the heartbeat does meanwhile', async (t) => {
+  // A cancelled call takes its token when its turn comes and gives it back at once. Try every
+  // place for a heartbeat between the two: the bucket must never hold more than its burst.
+  const mostStarted: number[] = [];
+  for (let beforeBeat = 0; beforeBeat < 40; beforeBeat++) {
+    t.mock.timers.reset();
+    const { advance } = mockTime(t);
+    const l = limiter(t, { rate: { qps: 20, burst: 2 }, maxConcurrent: 1 });
+    const holder = gate();
+    void l.schedule(5, holder.run);
+    const cancelled = new AbortController();
+    l.schedule(5, () => Promise.resolve(), cancelled.signal).catch(() => undefined);
+    await settle();
+    cancelled.abort(new Error('gone'));
+    await advance(199, 1); // the bucket is full again, the call still waits for the slot
+    holder.open();
+    for (let i = 0; i < beforeBeat; i++) await new Promise<void>((resolve) => setImmediate(resolve));
+    t.mock.timers.tick(1); // the heartbeat, somewhere around the cancelled call's turn
+    await settle();
+    let started = 0;
+    for (let i = 0; i < 10; i++) void l.schedule(5, () => Promise.resolve(started++)).catch(() => undefined);
+    l.setMaxConcurrent(100);
+    await settle();
+    mostStarted.push(started);
+    l.close();
+  }
+  assert.deepEqual([...new Set(mostStarted)], [2], 'never more than the burst at once');
+});

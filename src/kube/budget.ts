@@ -101,17 +101,25 @@ export class Limiter {
     if (signal?.aborted) return Promise.reject(signal.reason);
     return new Promise<T>((resolve, reject) => {
       let cancelled = false;
+      // A call stops waiting once: when it starts, when it is cancelled, or when bottleneck
+      // rejects it; `queued` counts it down exactly then.
+      let waiting = true;
+      const stopWaiting = (): void => {
+        if (!waiting) return;
+        waiting = false;
+        this.#queued--;
+        signal?.removeEventListener('abort', onAbort);
+      };
       const onAbort = (): void => {
         cancelled = true;
-        this.#queued--;
+        stopWaiting();
         reject(signal?.reason);
       };
       // bottleneck cannot take a job out of its queue, so a cancelled call keeps its place and,
       // when its turn comes, runs nothing and gives its token back at once.
       const task = async (): Promise<void> => {
         if (cancelled) return this.#refund();
-        this.#queued--;
-        signal?.removeEventListener('abort', onAbort);
+        stopWaiting();
         try {
           resolve(await fn());
         } catch (err) {
@@ -120,7 +128,10 @@ export class Limiter {
       };
       this.#queued++;
       signal?.addEventListener('abort', onAbort, { once: true });
-      this.#bottleneck.schedule({ priority: lane(priority) }, task).catch(reject);
+      this.#bottleneck.schedule({ priority: lane(priority) }, task).catch((err: unknown) => {
+        stopWaiting();
+        reject(err);
+      });
     });
   }
 
@@ -164,12 +175,20 @@ export class Limiter {
   }
 
   /**
-   * #refund gives back the token a cancelled call took. Not while paused: a pause empties the
-   * bucket anyway. bottleneck applies settings and increments in the order they are asked for
-   * (each after one yield), so a refund asked for before removeRate can never recreate a bucket.
+   * #refund gives back the token a cancelled call took, but not beyond the burst: bottleneck's
+   * incrementReservoir knows no maximum, and a heartbeat may have filled the bucket since the
+   * token was taken; the excess is taken back in the datastore's next step, before any call can
+   * start on it (the test tries every place for that heartbeat). Not while paused: a pause empties the bucket anyway. bottleneck applies
+   * settings and increments in the order they are asked for (each after one yield), so a refund
+   * asked for before removeRate can never recreate a bucket.
    */
   #refund(): void {
-    if (this.#bucket !== null && !this.#paused) void this.#bottleneck.incrementReservoir(1);
+    const bucket = this.#bucket;
+    if (bucket === null || this.#paused) return;
+    void this.#bottleneck.incrementReservoir(1).then((reservoir) => {
+      // Over the burst: take the excess back in the next step of the datastore.
+      if (reservoir != null && reservoir > bucket.burst && this.#bucket === bucket && !this.#paused) return this.#bottleneck.incrementReservoir(bucket.burst - reservoir);
+    });
   }
 
   /** #apply hands bottleneck the whole set of limits (plus `extra`), as updateSettings takes them. */

@@ -230,3 +230,34 @@ test('reconcile: a patch answered "resource not served" is retried later, never 
   const h = harness({ cached: pod(), patches: [new ApiFailure('not-served')] });
   assert.equal((await h.r.reconcile('ns/p', 2)).kind, 'retry');
 });
+
+test('reconcile: a 429 to an owner read or to the re-read after a 409 waits its Retry-After, not an in-place retry', async () => {
+  let reads = 0;
+  const owner = harness({
+    cached: pod({ completedLabel: null }),
+    over: {
+      owners: {
+        cachedState: () => ({ kind: 'unconfirmed' }),
+        confirmedState: async () => {
+          reads++;
+          throw new ApiFailure('throttled', 7_000);
+        },
+        now: () => 1,
+      },
+    },
+  });
+  const out = await owner.r.reconcile('ns/p', 0);
+  assert.deepEqual([out.kind, out.kind === 'retry' ? out.afterMs : null, reads], ['retry', 7_000, 1]);
+  assert.deepEqual(owner.writes, []);
+
+  const reread = harness({ cached: pod(), patches: [new ApiFailure('conflict')], over: { api: {
+    patch: async () => {
+      throw new ApiFailure('conflict');
+    },
+    read: async () => {
+      throw new ApiFailure('throttled', 3_000);
+    },
+  } } });
+  const again = await reread.r.reconcile('ns/p', 2);
+  assert.deepEqual([again.kind, again.kind === 'retry' ? again.afterMs : null], ['retry', 3_000]);
+});

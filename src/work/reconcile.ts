@@ -84,6 +84,15 @@ class Refused extends Error {}
 /** Unavailable, thrown inside the retry loop, ends it for now: the key waits its backoff. */
 class Unavailable extends Error {}
 
+/** Throttled, thrown inside the retry loop, ends it for now: the key waits what the 429 asked. */
+class Throttled extends Error {
+  readonly afterMs: number | null;
+  constructor(message: string, afterMs: number | null) {
+    super(message);
+    this.afterMs = afterMs;
+  }
+}
+
 /** Attempt is what one reconcile carries from one try to the next. */
 interface Attempt {
   pod: PodMeta;
@@ -119,6 +128,7 @@ export class Reconciler {
     } catch (err) {
       const error = err instanceof Error ? err.message : String(err);
       if (err instanceof Refused) return { kind: 'failed', reason: state.reason, error, conflicts: state.conflicts };
+      if (err instanceof Throttled) return { kind: 'retry', afterMs: err.afterMs, reason: state.reason, error, conflicts: state.conflicts };
       return { kind: 'retry', afterMs: null, reason: state.reason, error, conflicts: state.conflicts };
     }
   }
@@ -194,6 +204,8 @@ export class Reconciler {
       if (f.kind === 'rejected') throw new Refused(f.message);
       // Retrying in place would only hammer a resource that is not served: back off instead.
       if (f.kind === 'not-served') throw new Unavailable(f.message);
+      // A 429 to a read is honoured like one to a patch: the key waits its Retry-After.
+      if (f.kind === 'throttled') throw new Throttled(f.message, f.retryAfterMs);
       throw new TryAgain(f.message);
     }
   }

@@ -11,11 +11,15 @@ import { ApiClient } from '../kube/client.ts';
 import { AdaptiveBudget } from '../kube/adaptive-budget.ts';
 import type { BudgetEvent, BudgetState } from '../kube/budget-policy.ts';
 import { KubeConfigError, loadTransport } from '../kube/credentials.ts';
+import type { Transport } from '../kube/transport.ts';
 import { EXIT } from './exit-codes.ts';
 import { VERSION } from '../version.ts';
 
-/** connect returns the client, or the exit code to stop with (the error is logged). */
-export async function connect(settings: Settings, metrics: Metrics, logger: Logger): Promise<{ client: ApiClient } | number> {
+/**
+ * connect returns the client (and the transport it was made from), or the exit code to stop with
+ * (the error is logged).
+ */
+export async function connect(settings: Settings, metrics: Metrics, logger: Logger): Promise<{ client: ApiClient; transport: Transport } | number> {
   try {
     const transport = await loadTransport({ kubeconfig: settings.kubeconfig, context: settings.context });
     const budget = new AdaptiveBudget({
@@ -34,7 +38,7 @@ export async function connect(settings: Settings, metrics: Metrics, logger: Logg
       maxSockets: Math.max(32, settings.podCleanupWorkers + 8),
       userAgent: `finalizer-sweeper/${VERSION}`,
     });
-    return { client };
+    return { client, transport };
   } catch (err) {
     if (err instanceof KubeConfigError) {
       logger.error({ err: err.message }, 'cannot load cluster credentials');
@@ -43,6 +47,21 @@ export async function connect(settings: Settings, metrics: Metrics, logger: Logg
     logger.error({ err: err instanceof Error ? err.message : String(err) }, 'cannot set up the API client');
     return EXIT.unreachable;
   }
+}
+
+/**
+ * leaderElectionClient is the client the Lease is renewed through: its own connection and no
+ * budget, as client-go's leader election has its own client. A Lease call comes once a retry
+ * period, so it needs no limit; going through the shared budget, it waited out every pause a
+ * throttled spell of the workers' calls caused, and a leader could miss its renew deadline for
+ * throttling it did not cause. Its requests still count in the request metrics.
+ */
+export function leaderElectionClient(transport: Transport, metrics: Metrics): ApiClient {
+  return new ApiClient(transport, {
+    observer: { request: (verb, code, seconds) => metrics.apiRequest(verb, code, seconds) },
+    maxSockets: 2,
+    userAgent: `finalizer-sweeper/${VERSION} leader-election`,
+  });
 }
 
 /**

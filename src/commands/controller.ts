@@ -9,7 +9,7 @@ import { startHealthServer, startMetricsServer, type Serving } from '../metrics/
 import { Controller } from '../controller/controller.ts';
 import type { ApiClient } from '../kube/client.ts';
 import { LeaseElector, defaultIdentity } from '../leader/lease-elector.ts';
-import { connect } from './connect.ts';
+import { connect, leaderElectionClient } from './connect.ts';
 import { EXIT } from './exit-codes.ts';
 import { releaseMemory } from './release-memory.ts';
 import { Shutdown } from './shutdown.ts';
@@ -26,7 +26,7 @@ export async function runController(settings: Settings): Promise<number> {
     shutdown.dispose();
     return finish(logger, connection);
   }
-  const { client } = connection;
+  const { client, transport } = connection;
 
   const controller = new Controller({ settings, client, metrics, logger });
   const servers: Array<Serving | null> = [];
@@ -55,11 +55,13 @@ export async function runController(settings: Settings): Promise<number> {
     // setImmediate: the list's last page stays referenced until the reflector moves on to its watch.
     if (!shutdown.stop.aborted) setImmediate(() => releaseListMemory(logger));
   });
-  const work = settings.leaderElect ? leadWhenElected(settings, controller, client, metrics, logger, shutdown) : leadAlone(controller, metrics, shutdown);
+  const leaseClient = settings.leaderElect ? leaderElectionClient(transport, metrics) : null;
+  const work = leaseClient !== null ? leadWhenElected(settings, controller, leaseClient, metrics, logger, shutdown) : leadAlone(controller, metrics, shutdown);
 
   await Promise.all([caches, work]);
   await closeAll(servers);
   client.close();
+  leaseClient?.close();
   shutdown.dispose();
   logger.info({}, 'controller stopped');
   return finish(logger, EXIT.ok);
@@ -71,10 +73,13 @@ async function leadAlone(controller: Controller, metrics: Metrics, shutdown: Shu
   metrics.setLeader(false);
 }
 
-/** leadWhenElected campaigns, leads while it holds the Lease, and campaigns again after losing it. */
-async function leadWhenElected(settings: Settings, controller: Controller, client: ApiClient, metrics: Metrics, logger: Logger, shutdown: Shutdown): Promise<void> {
+/**
+ * leadWhenElected campaigns, leads while it holds the Lease, and campaigns again after losing it.
+ * `leaseClient` is the Lease's own client, outside the API budget (see leaderElectionClient).
+ */
+async function leadWhenElected(settings: Settings, controller: Controller, leaseClient: ApiClient, metrics: Metrics, logger: Logger, shutdown: Shutdown): Promise<void> {
   while (!shutdown.stop.aborted) {
-    const elector = electorFor(settings, client, logger, {
+    const elector = electorFor(settings, leaseClient, logger, {
       onStartedLeading: async (term) => {
         metrics.setLeader(true);
         await controller.lead(AbortSignal.any([term, shutdown.stop]), shutdown.abort);

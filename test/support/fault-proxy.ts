@@ -1,0 +1,116 @@
+// A loopback proxy in front of the test API server that can answer some requests itself (a 429
+// storm, an outage) and rewrite the headers of the answers it passes on. Plain HTTP towards the
+// client, TLS towards the server; bodies are piped as they come, so watches stream through it.
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import { createServer } from 'node:http';
+import { Agent, request } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { writeFile } from 'node:fs/promises';
+import { KubeConfig } from '@kubernetes/client-node';
+
+/** Fault is an answer the proxy gives instead of the API server's. */
+export interface Fault {
+  status: number;
+  headers?: Record<string, string>;
+  body?: unknown;
+}
+
+export interface FaultProxyOptions {
+  kubeconfigPath: string;
+  context: string;
+  /** path is where the kubeconfig that goes through the proxy is written. */
+  path: string;
+  /** fault answers a request instead of the server, or returns null to pass it on. */
+  fault?: (req: IncomingMessage) => Fault | null;
+  /** headers rewrites the headers of the server's answers. */
+  headers?: (h: IncomingHttpHeaders) => IncomingHttpHeaders;
+}
+
+export interface FaultProxy {
+  /** kubeconfigPath reaches the server through the proxy, as the identity the proxy was started for. */
+  kubeconfigPath: string;
+  /** faults counts the answers the proxy gave itself. */
+  readonly faults: number;
+  close(): Promise<void>;
+}
+
+/** startFaultProxy proxies to the server of `kubeconfigPath`'s `context`, and writes a kubeconfig that reaches it through the proxy. */
+export async function startFaultProxy(o: FaultProxyOptions): Promise<FaultProxy> {
+  const kc = new KubeConfig();
+  kc.loadFromFile(o.kubeconfigPath);
+  kc.setCurrentContext(o.context);
+  const cluster = kc.getCurrentCluster();
+  const token = kc.getCurrentUser()?.token;
+  if (!cluster?.caData || !token) throw new Error(`${o.kubeconfigPath}: context ${o.context} needs certificate-authority-data and a token`);
+  const target = new URL(cluster.server);
+  const agent = new Agent({ keepAlive: true, ca: Buffer.from(cluster.caData, 'base64').toString('utf8') });
+  let faults = 0;
+
+  const server = createServer((req, res) => {
+    const fault = o.fault?.(req) ?? null;
+    if (fault !== null) {
+      faults++;
+      req.resume();
+      res.writeHead(fault.status, { 'content-type': 'application/json', ...fault.headers });
+      res.end(fault.body === undefined ? '' : JSON.stringify(fault.body));
+      return;
+    }
+    const upstream = request(
+      { hostname: target.hostname, port: target.port, path: req.url, method: req.method, headers: { ...req.headers, host: target.host }, agent },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, o.headers ? o.headers(answer.headers) : answer.headers);
+        // Send the headers now, as the API server does: a watch's opening is its headers, and
+        // Node would hold them back until the first event.
+        res.flushHeaders();
+        answer.pipe(res);
+      },
+    );
+    upstream.on('error', () => res.destroy());
+    res.on('close', () => upstream.destroy());
+    req.pipe(upstream);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+
+  await writeFile(
+    o.path,
+    `apiVersion: v1
+kind: Config
+clusters:
+- name: proxied
+  cluster:
+    server: http://127.0.0.1:${port}
+users:
+- name: proxied
+  user:
+    token: ${token}
+contexts:
+- name: proxied
+  context:
+    cluster: proxied
+    user: proxied
+current-context: proxied
+`,
+    { mode: 0o600 },
+  );
+  return {
+    kubeconfigPath: o.path,
+    get faults() {
+      return faults;
+    },
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+      agent.destroy();
+    },
+  };
+}
+
+/** tooManyRequests is a 429 as the API server gives it, asking for `retryAfterSeconds`. */
+export function tooManyRequests(retryAfterSeconds: number): Fault {
+  return {
+    status: 429,
+    headers: { 'retry-after': String(retryAfterSeconds) },
+    body: { kind: 'Status', apiVersion: 'v1', status: 'Failure', message: 'Too many requests, please try again later.', reason: 'TooManyRequests', details: { retryAfterSeconds }, code: 429 },
+  };
+}

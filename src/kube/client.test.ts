@@ -298,3 +298,24 @@ test('requests ask for gzip and decode it, counting the compressed bytes; watche
   for await (const _ of c.watch({ method: 'GET', path: '/watch' })) void _;
   assert.deepEqual(asked, ['/list gzip', '/watch none']);
 });
+
+test('a watch whose answer never opens fails as a timeout instead of holding its place for good; an open watch may stay silent', async (t) => {
+  let opened = false;
+  handler = (req, res) => {
+    if (req.url === '/never') return; // no headers, ever
+    opened = true;
+    res.writeHead(200);
+    res.flushHeaders();
+    setTimeout(() => res.end('{"type":"ADDED","object":{}}\n'), 300); // silent well past the timeout
+  };
+  const c = client(transport(), { requestTimeoutMs: 100 });
+  t.after(() => c.close());
+  const consume = async (path: string) => {
+    const seen: string[] = [];
+    for await (const ev of c.watch({ method: 'GET', path })) seen.push(ev.type);
+    return seen;
+  };
+  await assert.rejects(consume('/never'), (err: unknown) => isRetryable(err) && /no answer in 100 ms/.test((err as Error).message));
+  assert.deepEqual(await consume('/quiet'), ['ADDED']);
+  assert.ok(opened);
+});

@@ -24,7 +24,7 @@ export interface ApiClientOptions {
   maxSockets?: number;
   /** headerRefreshMs: how long auth headers are reused before asking the kubeconfig again (60 s). */
   headerRefreshMs?: number;
-  /** requestTimeoutMs: a non-watch request silent this long fails with ETIMEDOUT (60 s). */
+  /** requestTimeoutMs: a request (a watch: until it opens) silent this long fails with ETIMEDOUT (60 s). */
   requestTimeoutMs?: number;
   userAgent?: string;
 }
@@ -195,12 +195,16 @@ export class ApiClient {
     return new Promise((resolve, reject) => {
       const req = this.#lib.request(
         { ...this.#target(opts.path, opts.query), method: opts.method, headers, agent, signal: opts.signal },
-        resolve,
+        (res) => {
+          // A watch may then stay silent for minutes (the reflector's watchdog judges that).
+          if (streaming) req.setTimeout(0);
+          resolve(res);
+        },
       );
       req.on('error', (err) => reject(opts.signal?.aborted ? opts.signal.reason : err));
-      if (!streaming) {
-        req.setTimeout(this.#timeoutMs, () => req.destroy(Object.assign(new Error(`no answer in ${this.#timeoutMs} ms`), { code: 'ETIMEDOUT' })));
-      }
+      // A request, or a watch until its answer opens, that stays silent fails: a watch's opening
+      // holds a place in the API budget, and one that never opened would hold it for good.
+      req.setTimeout(this.#timeoutMs, () => req.destroy(Object.assign(new Error(`no answer in ${this.#timeoutMs} ms`), { code: 'ETIMEDOUT' })));
       req.end(body ?? undefined);
     });
   }

@@ -60,3 +60,33 @@ test('a list that fails for good rejects, for the sweep to turn into an exit cod
   const api = new ScriptedApi([new ApiError(404, 'NotFound', 'the server could not find the requested resource')]);
   await assert.rejects(handed(api), (err) => err instanceof ApiError && err.status === 404);
 });
+
+test('a long 429 storm is ridden out, each 429 waiting its Retry-After (clamped), logged once; other failures still give up', async (t) => {
+  t.mock.timers.enable({ apis: ['setTimeout'] });
+  const throttled = (s: number | null) => new ApiError(429, 'TooManyRequests', 'Too many requests, please try again later.', s);
+  const storm = Array.from({ length: 20 }, (_, i) => throttled(i % 2 === 0 ? 0 : 2));
+  const api = new ScriptedApi([page([obj('a')], 'p2'), ...storm, page([obj('b')])]);
+  const warned: string[] = [];
+  const out: string[] = [];
+  const done = listAll(api, { namespaces: [], pageSize: 2, logger: { ...logger, warn: (_o: object, msg: string) => warned.push(msg) } }, new AbortController().signal, (o) => out.push(o.metadata.name));
+  let waitedMs = 0;
+  while (api.requests.length < 22) {
+    await new Promise((resolve) => setImmediate(resolve));
+    t.mock.timers.tick(100);
+    waitedMs += 100;
+  }
+  await done;
+  assert.deepEqual(out, ['a', 'b']);
+  assert.equal(api.requests.length, 22, 'twenty 429s, then the page');
+  assert.ok(waitedMs >= 10 * 1_000 + 10 * 2_000, `each 429 waited its Retry-After, 0 counting as 1 s (${waitedMs} ms)`);
+  assert.equal(warned.length, 1);
+
+  const failing = new ScriptedApi(Array.from({ length: 5 }, () => new ApiError(503, 'ServiceUnavailable', 'etcd')));
+  const gaveUp = assert.rejects(handed(failing), /etcd/);
+  for (let i = 0; i < 200 && failing.requests.length < 4; i++) {
+    await new Promise((resolve) => setImmediate(resolve));
+    t.mock.timers.tick(1_000);
+  }
+  await gaveUp;
+  assert.equal(failing.requests.length, 4, 'a 5xx is asked for three more times, no more');
+});

@@ -3,7 +3,8 @@
 
 import pRetry from 'p-retry';
 import { listPages, type Lister } from '../cache/list-pages.ts';
-import { isRetryable } from '../kube/errors.ts';
+import { ApiError, isRetryable, isTooManyRequests } from '../kube/errors.ts';
+import { retryAfterMs } from '../kube/retry-after.ts';
 import type { ResourceRef } from '../kube/metadata-api.ts';
 import { objectKey, type MetaObject } from '../kube/objects.ts';
 import type { Logger } from '../log.ts';
@@ -16,12 +17,15 @@ export interface SweepListOptions {
   namespaces: readonly string[];
   labelSelector?: string;
   pageSize: number;
-  logger: Pick<Logger, 'info'>;
+  logger: Pick<Logger, 'info' | 'warn'>;
 }
 
 /**
  * listAll lists a resource page by page, handing each object over as its page arrives. A page that
- * fails transiently is asked for again. When a continue token expires the list starts again from
+ * fails transiently is asked for again, three times; a 429 does not count among them: the server
+ * is busy, not failing, so the list waits its Retry-After (clamped, kube/retry-after.ts) and asks
+ * again for as long as the throttling lasts, as the controller does, until the sweep is stopped
+ * (SIGINT/SIGTERM). The first 429 of a list is logged once. When a continue token expires the list starts again from
  * the top (see listPages), and objects the abandoned pass already handed over are not handed over
  * again: the sweep counts each pod once, and an older view is safe, since every write carries the
  * resourceVersion it was computed from and an owner is confirmed gone against the API; the most
@@ -33,9 +37,23 @@ export async function listAll(
   stop: AbortSignal,
   each: (obj: MetaObject) => void,
 ): Promise<void> {
+  let throttled = false;
   const retrying: Lister = {
     list: (namespace, opts, signal) =>
-      pRetry(() => api.list(namespace, opts, signal), { retries: 3, minTimeout: 200, signal, shouldRetry: ({ error }) => isRetryable(error) }),
+      pRetry(() => api.list(namespace, opts, signal), {
+        retries: 3,
+        minTimeout: 200,
+        signal,
+        shouldConsumeRetry: ({ error }) => !isTooManyRequests(error),
+        shouldRetry: ({ error }) => isRetryable(error),
+        onFailedAttempt: async ({ error }) => {
+          if (!isTooManyRequests(error)) return;
+          const waitMs = retryAfterMs((error as ApiError).retryAfterSeconds);
+          if (!throttled) o.logger.warn({ resource: api.resource.resource, retryAfterMs: waitMs }, 'the API server is throttling the list (429): waiting and asking again until it answers');
+          throttled = true;
+          await wait(waitMs, signal);
+        },
+      }),
   };
   for (const namespace of o.namespaces.length > 0 ? o.namespaces : [null]) {
     const handedOver = new Set<string>();
@@ -51,4 +69,20 @@ export async function listAll(
       }
     }
   }
+}
+
+/** wait resolves after ms, or rejects with the signal's reason once it aborts. */
+function wait(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
 }

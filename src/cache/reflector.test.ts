@@ -307,7 +307,7 @@ test('an unchanged object in a relist or a replayed event reaches no handler', a
 test('an object that cannot be trimmed is skipped with a warning; the others still arrive', async (t) => {
   const warnings: string[] = [];
   const source = new FakeSource([page('10', [{ metadata: { resourceVersion: '1' } } as MetaObject, wire('b', '2')])]);
-  const r = harness(t, source, { log: { info: () => {}, warn: (_o, msg) => warnings.push(msg), error: () => {} } });
+  const r = harness(t, source, { log: { debug: () => {}, info: () => {}, warn: (_o, msg) => warnings.push(msg), error: () => {} } });
   await until(() => r.reflector.hasSynced(), 'sync');
   assert.deepEqual(r.calls, ['add b@2', 'synced']);
   assert.deepEqual(warnings, ['skipping an object that cannot be read']);
@@ -345,7 +345,7 @@ test('repeated failures wait longer each time, up to the cap', async (t) => {
   harness(t, source, {
     backoff: { initialMs: 1, maxMs: 4 },
     random: () => 1,
-    log: { info: () => {}, warn: (o) => waits.push((o as { retryInMs: number }).retryInMs), error: () => {} },
+    log: { debug: (o) => waits.push((o as { retryInMs: number }).retryInMs), info: () => {}, warn: (o) => waits.push((o as { retryInMs: number }).retryInMs), error: () => {} },
   });
   await until(() => waits.length >= 5, 'five failures');
   assert.deepEqual(waits.slice(0, 5), [1, 2, 4, 4, 4]);
@@ -361,7 +361,7 @@ test('a resource the server does not serve (404) is reported once as not served,
   const logged: string[] = [];
   const log = (level: string) => (_fields: object, msg: string) => logged.push(`${level} ${msg}`);
   const availability = { notServed: (err: unknown) => told.push(`not served: ${(err as Error).message}`), succeeded: () => told.push('served') };
-  const r = harness(t, source, { availability, log: { info: log('info'), warn: log('warn'), error: log('error') } });
+  const r = harness(t, source, { availability, log: { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') } });
   await until(() => source.lists.length === 7 && source.watches.length === 2, 'the second recovery and watch');
   const notServedLine = 'not served: the server could not find the requested resource';
   assert.deepEqual(told, [notServedLine, 'served', notServedLine, 'served']);
@@ -374,7 +374,28 @@ test('a resource the server does not serve (404) is reported once as not served,
 test('with nobody to tell, a resource not served is logged once in general terms', async (t) => {
   const source = new FakeSource([failingList(new ApiError(404, 'NotFound', 'the server could not find the requested resource'))]);
   const errors: string[] = [];
-  harness(t, source, { log: { info: () => {}, warn: () => {}, error: (_o, msg) => errors.push(msg) } });
+  harness(t, source, { log: { debug: () => {}, info: () => {}, warn: () => {}, error: (_o, msg) => errors.push(msg) } });
   await until(() => source.lists.length >= 4, 'four tries');
   assert.deepEqual(errors, ['the API server does not serve things (404); retrying until it does']);
+});
+
+test('a failure that repeats is one warning, debug lines while it lasts, and one line when it is over; another kind warns again', async (t) => {
+  const forbidden = () => failingList(new ApiError(403, 'Forbidden', 'pods is forbidden: cannot list'));
+  const unavailable = () => failingList(new ApiError(503, 'ServiceUnavailable', 'etcd leader changed'));
+  const source = new FakeSource([forbidden(), forbidden(), forbidden(), forbidden(), page('10', [wire('a', '1')]), unavailable(), unavailable()], [eventsThenFail(gone())]);
+  const logged: string[] = [];
+  const log = (level: string) => (_o: object, msg: string) => logged.push(`${level} ${msg}`);
+  const r = harness(t, source, { log: { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') } });
+  await until(() => source.lists.length >= 7, 'the 503s');
+  await r.stop();
+  assert.deepEqual(logged.slice(0, 8), [
+    'warn list/watch failed; restarting, and logging the retries of this failure at debug level',
+    'debug list/watch failed again; restarting',
+    'debug list/watch failed again; restarting',
+    'debug list/watch failed again; restarting',
+    'info recovered: list/watch works again',
+    'info list/watch ended; restarting',
+    'warn list/watch failed; restarting, and logging the retries of this failure at debug level',
+    'debug list/watch failed again; restarting',
+  ]);
 });

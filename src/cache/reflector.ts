@@ -3,7 +3,7 @@
 // with backoff after any failure, and never given up except on shutdown. client-go's reflector
 // is the model; see https://kubernetes.io/docs/reference/using-api/api-concepts/#efficient-detection-of-changes
 import { setTimeout as sleep } from 'node:timers/promises';
-import { isGone, isNotFound } from '../kube/errors.ts';
+import { ApiError, isGone, isNotFound } from '../kube/errors.ts';
 import type { WatchOptions } from '../kube/metadata-api.ts';
 import { objectKey, type MetaObject } from '../kube/objects.ts';
 import type { WatchEvent } from '../kube/watch-stream.ts';
@@ -45,6 +45,7 @@ export interface ReflectorObserver {
 
 /** ReflectorLog is the part of a pino logger the reflector uses. */
 export interface ReflectorLog {
+  debug(obj: object, msg: string): void;
   info(obj: object, msg: string): void;
   warn(obj: object, msg: string): void;
   error(obj: object, msg: string): void;
@@ -88,6 +89,11 @@ interface Scope {
   rv: string | null;
   synced: boolean;
   failures: number;
+  /**
+   * failing names the kind of failure (e.g. "error 403", "stalled") this scope keeps meeting,
+   * logged as a warning when it starts and at debug level while it lasts; null when healthy.
+   */
+  failing: string | null;
 }
 
 /** StalledError: the watchdog ended a watch that outlived its own timeout. */
@@ -112,7 +118,7 @@ export class Reflector<T extends Versioned> {
   constructor(options: ReflectorOptions<T>) {
     this.#o = options;
     const namespaces = options.namespaces.length > 0 ? [...new Set(options.namespaces)] : [null];
-    this.#scopes = namespaces.map((namespace) => ({ namespace, rv: null, synced: false, failures: 0 }));
+    this.#scopes = namespaces.map((namespace) => ({ namespace, rv: null, synced: false, failures: 0, failing: null }));
   }
 
   /** hasSynced: the first list of every namespace is complete. */
@@ -134,10 +140,7 @@ export class Reflector<T extends Versioned> {
       this.restarts++;
       this.#o.observer?.restarted(this.#o.resource, why);
       if (err !== undefined && isNotFound(err)) this.#notServed(scope, err);
-      else if (err !== undefined) {
-        const fields = { resource: this.#o.resource, namespace: scope.namespace, why, failures: scope.failures, retryInMs: Math.round(delayMs), err };
-        this.#o.log?.[why === 'gone' ? 'info' : 'warn'](fields, 'list/watch ended; restarting');
-      }
+      else if (err !== undefined) this.#failed(scope, why, err, delayMs);
       if (delayMs > 0) await sleep(delayMs, undefined, { signal }).catch(() => undefined);
     }
   }
@@ -180,8 +183,26 @@ export class Reflector<T extends Versioned> {
     o.log?.error({ resource: o.resource, namespace: scope.namespace, err: err instanceof Error ? err.message : String(err) }, message);
   }
 
+  /**
+   * #failed logs a failed list or watch. A failure that repeats (a 403 until RBAC is fixed, a 503
+   * while etcd is down) is one warning when it starts, then debug lines on each retry, and one
+   * `recovered` line when a list or watch works again: not a stack every 30 s for hours.
+   */
+  #failed(scope: Scope, why: string, err: unknown, delayMs: number): void {
+    const fields = { resource: this.#o.resource, namespace: scope.namespace, why, failures: scope.failures, retryInMs: Math.round(delayMs) };
+    if (why === 'gone') return this.#o.log?.info({ ...fields, err: messageOf(err) }, 'list/watch ended; restarting');
+    const kind = err instanceof ApiError ? `${why} ${err.status}` : why;
+    if (scope.failing === kind) return this.#o.log?.debug({ ...fields, err: messageOf(err) }, 'list/watch failed again; restarting');
+    scope.failing = kind;
+    this.#o.log?.warn({ ...fields, err }, 'list/watch failed; restarting, and logging the retries of this failure at debug level');
+  }
+
   /** #served notes a successful list or watch: if the resource was not served, it is again. */
   #served(scope: Scope): void {
+    if (scope.failing !== null) {
+      this.#o.log?.info({ resource: this.#o.resource, namespace: scope.namespace, was: scope.failing }, 'recovered: list/watch works again');
+      scope.failing = null;
+    }
     if (!this.#missing.delete(scope) || this.#missing.size > 0) return;
     if (this.#o.availability !== undefined) return this.#o.availability.succeeded();
     this.#o.log?.info({ resource: this.#o.resource }, `recovered: the API server serves ${this.#o.resource} again`);
@@ -315,4 +336,8 @@ export class Reflector<T extends Versioned> {
   #random(): number {
     return (this.#o.random ?? Math.random)();
   }
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
 }

@@ -6,6 +6,7 @@ import { describe, test } from 'node:test';
 import { pino } from 'pino';
 import type { LogDestination } from './log.ts';
 import { createLogger, recordingLogger } from './log.ts';
+import { duplicateKeys } from '../test/support/strict-json.ts';
 
 function capture(): LogDestination & { lines: string[] } {
   const lines: string[] = [];
@@ -89,4 +90,16 @@ describe('flush', () => {
   test('resolves for a destination without flush', async () => {
     await createLogger({ logLevel: 'info', logFormat: 'json' }, capture()).flush();
   });
+});
+
+test('a child logger\'s bindings and a line\'s own fields never give a line the same key twice', () => {
+  const lines: string[] = [];
+  const logger = createLogger({ logLevel: 'debug', logFormat: 'json' }, { write: (line) => lines.push(line) });
+  const child = logger.child({ resource: 'workflows', namespace: null }).child({ scope: 'a' });
+  child.warn({ resource: 'workflows', namespace: 'ns', failures: 3 }, 'list/watch failed');
+  child.info({}, 'plain');
+  assert.deepEqual(lines.map(duplicateKeys), [[], []]);
+  const [first, second] = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+  assert.deepEqual([first?.resource, first?.namespace, first?.scope, first?.failures], ['workflows', 'ns', 'a', 3], 'the line\'s own field wins');
+  assert.deepEqual([second?.resource, second?.scope], ['workflows', 'a'], 'bindings reach every line');
 });

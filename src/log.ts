@@ -49,13 +49,19 @@ function stderr(): LogDestination {
   return pino.destination({ fd: 2, sync: true });
 }
 
-function wrap(logger: pino.Logger): Logger {
+/**
+ * wrap adapts pino. A child's bindings are merged into each line's fields here rather than handed
+ * to pino's child(), which writes a binding and a field of the same name both: a line with the
+ * same key twice, which log pipelines that parse JSON strictly reject. The line's own field wins.
+ */
+function wrap(logger: pino.Logger, bindings: LogFields = {}): Logger {
+  const fieldsOf = Object.keys(bindings).length === 0 ? (fields: LogFields) => fields : (fields: LogFields) => ({ ...bindings, ...fields });
   return {
-    debug: (fields, msg) => logger.debug(fields, msg),
-    info: (fields, msg) => logger.info(fields, msg),
-    warn: (fields, msg) => logger.warn(fields, msg),
-    error: (fields, msg) => logger.error(fields, msg),
-    child: (bindings) => wrap(logger.child(bindings)),
+    debug: (fields, msg) => logger.debug(fieldsOf(fields), msg),
+    info: (fields, msg) => logger.info(fieldsOf(fields), msg),
+    warn: (fields, msg) => logger.warn(fieldsOf(fields), msg),
+    error: (fields, msg) => logger.error(fieldsOf(fields), msg),
+    child: (more) => wrap(logger, { ...bindings, ...more }),
     flush: () =>
       new Promise((resolve, reject) => {
         logger.flush((err) => (err ? reject(err) : resolve()));

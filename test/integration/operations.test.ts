@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { useTestCluster } from '../support/cluster.ts';
 import { startCli, type RunningCli } from '../support/cli.ts';
 import { metricsPortOf, sample, scrape, sumOf } from '../support/scrape.ts';
+import { duplicateKeys } from '../support/strict-json.ts';
 import { newPod, newWorkflow, ARGO_FINALIZER } from '../../src/testbed/fixtures.ts';
 import type { Cluster } from '../../src/testbed/cluster.ts';
 import { DEFAULTS } from '../../src/config/settings.ts';
@@ -252,4 +253,8 @@ test('the controller keeps running while the API server is unreachable, and reco
   await new Promise<void>((resolve) => proxy.listen(proxyPort, '127.0.0.1', resolve));
   await cluster.waitFor(async () => (await stillHeld(cluster, ns)) === 0, 60_000, 'the backlog to be freed once the API server is reachable');
   assert.equal((await fetch(`http://127.0.0.1:${healthPort}/readyz`)).status, 200, 'ready after recovering');
+  // The failed lists and watches were logged: each line must parse as strict JSON, no key twice.
+  const lines = p.stderr().split('\n').filter((l) => l.startsWith('{'));
+  assert.ok(lines.some((l) => l.includes('list/watch failed')));
+  assert.deepEqual(lines.flatMap(duplicateKeys), [], 'no log line carries a key twice');
 });

@@ -1,78 +1,15 @@
 #!/usr/bin/env node
-// finalizer-sweeper's command line: parse flags, build the one Settings, hand it to a command.
-// Exit codes: 0 done, 1 some removals failed (sweep), 2 bad flags or configuration,
-// 3 the API server cannot be reached or refuses us, 130 interrupted.
+// The `finalizer-sweeper` command. It checks the Node version before loading anything else (see
+// node-support.ts), then runs the command line (command-line.ts).
+// Exit codes: 0 done, 1 some removals failed (sweep), 2 bad flags or configuration (or a Node it
+// cannot run on), 3 the API server cannot be reached or refuses us, 130 interrupted.
 
-import yargs from 'yargs';
-import { hideBin } from 'yargs/helpers';
-import { ConfigError, defineControllerOptions, defineSweepOptions, loadSettings } from './config/index.ts';
-import type { Command } from './config/index.ts';
 import { EXIT } from './commands/exit-codes.ts';
-import { CONFIG_KEY, KEYS } from './config/keys.ts';
-import { suggestKey } from './config/suggest.ts';
+import { ENGINES, nodeSupported } from './node-support.ts';
 
-async function main(argv: string[]): Promise<number> {
-  let chosen: { command: Command; argv: Record<string, unknown> } | null = null;
-  let usageError: string | null = null;
-  await yargs(argv)
-    .scriptName('finalizer-sweeper')
-    .usage('$0 [controller|sweep] [flags]\n\nRemoves a workflow engine\'s pod finalizer from pods that no longer need it: orphans first, never from a pod whose status is still needed.')
-    .command(['controller', '$0'], 'watch pods and owners and remove the finalizer continuously (default)', (y) => defineControllerOptions(y), (a) => {
-      chosen = { command: 'controller', argv: a };
-    })
-    .command('sweep', 'one-shot cleanup: list, decide, remove, report, exit', (y) => defineSweepOptions(y), (a) => {
-      chosen = { command: 'sweep', argv: a };
-    })
-    .strict()
-    // Flags stay kebab-case only: loadSettings reads them so, and "Unknown arguments" then names each once.
-    .parserConfiguration({ 'camel-case-expansion': false })
-    .help()
-    .version(false)
-    .wrap(Math.min(110, process.stdout.columns ?? 110))
-    .fail((msg, err) => {
-      usageError = withSuggestions(msg ?? err?.message ?? 'invalid arguments', argv[0] === 'sweep' ? 'sweep' : 'controller');
-    })
-    .parseAsync();
-
-  if (usageError !== null) {
-    process.stderr.write(`finalizer-sweeper: ${usageError}\nRun 'finalizer-sweeper --help' for the flags.\n`);
-    return EXIT.badConfig;
-  }
-  if (chosen === null) return EXIT.ok; // --help
-  const { command, argv: flags } = chosen as { command: Command; argv: Record<string, unknown> };
-
-  let settings;
-  try {
-    settings = await loadSettings({ argv: flags, env: process.env, command });
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`finalizer-sweeper: ${err.message}\n`);
-      return EXIT.badConfig;
-    }
-    throw err;
-  }
-  if (command === 'sweep') return (await import('./commands/sweep.ts')).runSweep(settings);
-  return (await import('./commands/controller.ts')).runController(settings);
+if (nodeSupported(process.versions.node)) {
+  await import('./command-line.ts');
+} else {
+  process.stderr.write(`finalizer-sweeper: needs Node ${ENGINES} (Node 24 LTS recommended); this is Node ${process.versions.node}\n`);
+  process.exitCode = EXIT.badConfig;
 }
-
-/** withSuggestions adds, to yargs' "Unknown argument(s): a, b", the closest flag for each. */
-function withSuggestions(message: string, command: Command): string {
-  const unknown = /^Unknown arguments?: (.+)$/.exec(message);
-  if (unknown === null) return message;
-  const known = [CONFIG_KEY.flag, ...KEYS.filter((k) => k.commands.includes(command)).map((k) => k.flag)];
-  const hints = (unknown[1] as string).split(', ').flatMap((name) => {
-    const close = suggestKey(name, known);
-    return close === null ? [] : [`--${name}: did you mean --${close}?`];
-  });
-  return [message, ...hints].join('\n');
-}
-
-main(hideBin(process.argv)).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (err: unknown) => {
-    process.stderr.write(`finalizer-sweeper: unexpected error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-    process.exitCode = EXIT.failed;
-  },
-);

@@ -83,17 +83,27 @@ for (const major of SUPPORTED_NODE_MAJORS) {
   });
 }
 
+test('on Node 20, which npm installs it under with only a warning, the command says in one line which Node it needs and exits 2', async () => {
+  const env = await operatorEnv(20, { engineStrict: false });
+  const prefix = join(scratch, 'global-node-20');
+  await run('npm', ['install', '--global', '--prefix', prefix, tarball], { cwd: scratch, env, timeout: INSTALL_TIMEOUT_MS, maxBuffer: 16 << 20 });
+  const result = await runCli(['sweep', '--dry-run', '--kubeconfig', kubeconfigPath], { command: [join(prefix, 'bin', 'finalizer-sweeper')], env, cwd: scratch });
+  assert.equal(result.code, 2, result.stderr);
+  assert.match(result.stderr, /^finalizer-sweeper: needs Node \^22\.19\.0 \|\| >=24 \(Node 24 LTS recommended\); this is Node 20\.\d+\.\d+\n$/);
+  assert.equal(result.stdout, '');
+});
+
 /**
  * operatorEnv is a shell with Node `major` first on PATH (npm, npx and the installed bin's
  * `#!/usr/bin/env node` all run on it), installs that refuse a Node outside the engines of the
- * package or of any dependency, and an npm cache of its own, so that npx installs afresh on each major.
+ * package or of any dependency (unless engineStrict is false, npm's own default), and an npm cache of its own, so that npx installs afresh on each major.
  */
-async function operatorEnv(major: number): Promise<NodeJS.ProcessEnv> {
+async function operatorEnv(major: number, o: { engineStrict: boolean } = { engineStrict: true }): Promise<NodeJS.ProcessEnv> {
   const env: NodeJS.ProcessEnv = {
     ...withoutNpmVariables(process.env),
     PATH: `${await nodeBinDir(major)}${delimiter}${process.env.PATH ?? ''}`,
     npm_config_cache: join(scratch, `npm-cache-node-${major}`),
-    npm_config_engine_strict: 'true',
+    npm_config_engine_strict: String(o.engineStrict),
     npm_config_audit: 'false',
     npm_config_fund: 'false',
     npm_config_update_notifier: 'false',

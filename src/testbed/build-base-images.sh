@@ -22,7 +22,9 @@ slim_tag=${2:?missing SLIM_TAG}
 distroless_tag=${3:?missing DISTROLESS_TAG}
 recipe=${4:?missing RECIPE}
 suite=bookworm
-mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
+# The machine's own Debian mirror (or proxy), as its apt is set up; DEBIAN_MIRROR overrides it.
+. "$(dirname "$0")/apt-mirror.sh"
+mirror=${DEBIAN_MIRROR:-$(debian_mirror /etc/apt "$suite")}
 npm_major=11
 label=io.finalizer-sweeper.recipe
 log() { printf '[build-base-images] %s\n' "$*" >&2; }

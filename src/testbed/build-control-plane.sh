@@ -24,12 +24,14 @@ command -v rsync >/dev/null || need_pkgs+=(rsync)
 command -v openssl >/dev/null || need_pkgs+=(openssl)
 command -v make >/dev/null || need_pkgs+=(make)
 
-# deb-src for the same mirror and suite as the machine's own bookworm entry.
+# deb-src for the same mirror and suite as the machine's own bookworm entry (apt-mirror.sh).
 if ! grep -rqs '^Types: *deb-src' /etc/apt/sources.list.d/ && ! grep -qs '^deb-src' /etc/apt/sources.list; then
-  log "adding a deb-src entry for bookworm main"
+  . "$(dirname "$0")/apt-mirror.sh"
+  mirror=$(debian_mirror /etc/apt bookworm)
+  log "adding a deb-src entry for bookworm main from $mirror"
   cat > /etc/apt/sources.list.d/finalizer-sweeper-src.sources <<SRC
 Types: deb-src
-URIs: http://deb.debian.org/debian
+URIs: $mirror
 Suites: bookworm
 Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg

@@ -15,7 +15,7 @@ import type { Podman } from './podman.ts';
 const exec = promisify(execFile);
 const REPO = join(import.meta.dirname, '..', '..');
 const SCRIPT = join(import.meta.dirname, 'build-base-images.sh');
-/** RECIPE_LABEL holds a hash of build-base-images.sh: a base built by an older recipe is rebuilt. */
+/** RECIPE_LABEL holds a hash of the build scripts: a base built by an older recipe is rebuilt. */
 const RECIPE_LABEL = 'io.finalizer-sweeper.recipe';
 const NODE_MAJOR = 24;
 
@@ -33,7 +33,7 @@ export interface BaseImages {
 /** ensureBaseImages returns the base images, building them first (under a lock) if missing or stale. */
 export async function ensureBaseImages(podman: Podman): Promise<BaseImages> {
   const nodeVersion = await nodeVersionForImages();
-  const recipe = createHash('sha256').update(await readFile(SCRIPT)).digest('hex').slice(0, 12);
+  const recipe = createHash('sha256').update(await readFile(SCRIPT)).update(await readFile(join(import.meta.dirname, 'apt-mirror.sh'))).digest('hex').slice(0, 12);
   const bases: BaseImages = {
     nodeVersion,
     slim: `localhost/finalizer-sweeper-base/node:${nodeVersion}-bookworm-slim`,

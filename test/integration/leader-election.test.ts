@@ -77,8 +77,9 @@ test('two electors on one Lease: never both lead, and the Lease names the one th
 test('release hands the Lease to the waiting elector without waiting out the lease', { timeout: 60_000 }, async (t) => {
   const ns = await newNamespace(t);
   const api = await client(t);
-  // A long lease: without the release, the follower could not lead for 15 s after the last renewal.
-  const timings = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 500 };
+  // An hour-long lease: without the release, the follower could not lead within the test's
+  // timeout at all, so leading is the proof; no duration is asserted.
+  const timings = { leaseDurationMs: 3_600_000, renewDeadlineMs: 10_000, retryPeriodMs: 500 };
   const a = candidate(t, api, ns, 'a', timings);
   await until(t, () => a.elector.isLeader());
   const b = candidate(t, api, ns, 'b', timings);
@@ -90,8 +91,7 @@ test('release hands the Lease to the waiting elector without waiting out the lea
   assert.equal(released.spec?.leaseDurationSeconds, 1);
 
   await until(t, () => b.elector.isLeader());
-  t.diagnostic(`handover took ${Date.now() - releasedAt} ms after the release`);
-  assert.ok(b.ledAt !== null && b.ledAt - releasedAt < 10_000, 'the follower waited as if there had been no release');
+  t.diagnostic(`handover took ${(b.ledAt ?? Date.now()) - releasedAt} ms after the release`);
   const taken = await lease(api, ns);
   assert.equal(taken.spec?.holderIdentity, 'b');
   assert.equal(taken.spec?.leaseTransitions, (released.spec?.leaseTransitions ?? 0) + 1);

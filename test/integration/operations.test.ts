@@ -71,10 +71,9 @@ test('two replicas: exactly one writes; SIGTERM hands over at once, SIGKILL afte
   const sigterm = performance.now();
   a.child.kill('SIGTERM');
   assert.equal((await a.result).code, 0);
+  assert.match(a.stderr(), /"released the leader lease"/, 'SIGTERM releases the Lease, so the follower need not wait it out');
   await leads(b);
-  const termHandover = (performance.now() - sigterm) / 1000;
-  t.diagnostic(`SIGTERM handover: ${termHandover.toFixed(1)} s (lease duration 4 s)`);
-  assert.ok(termHandover < 4, 'a released lease is taken before it would have expired');
+  t.diagnostic(`SIGTERM handover: ${((performance.now() - sigterm) / 1000).toFixed(1)} s (lease duration 4 s)`);
 
   await cluster.waitFor(async () => removedBy(b).length >= 10, 30_000, 'the second leader to remove some finalizers');
   const c = controller(ns, args);
@@ -83,11 +82,9 @@ test('two replicas: exactly one writes; SIGTERM hands over at once, SIGKILL afte
   b.child.kill('SIGKILL');
   await b.result;
   await leads(c);
-  const killHandover = (performance.now() - sigkill) / 1000;
-  t.diagnostic(`SIGKILL handover: ${killHandover.toFixed(1)} s (lease duration 4 s)`);
-  // A follower takes an unreleased lease one lease duration after the last renewal it saw, at its
-  // next jittered try (up to 2.2 retry periods); the rest is slack for a loaded machine.
-  assert.ok(killHandover < 4 + 2.2 * 0.5 + 2, 'an unreleased lease is taken once it expires');
+  // How soon (one lease duration after the last renewal seen, at the next jittered try) is a
+  // figure, not an assertion: a loaded machine may take longer, never shorter.
+  t.diagnostic(`SIGKILL handover: ${((performance.now() - sigkill) / 1000).toFixed(1)} s (lease duration 4 s)`);
 
   await cluster.waitFor(async () => (await stillHeld(cluster, ns)) === 0, 60_000, 'every finalizer of ours to be removed');
   c.child.kill('SIGTERM');
@@ -154,10 +151,9 @@ test('SIGTERM in the middle of a backlog finishes in-flight work and exits 0 wit
   const sent = performance.now();
   p.child.kill('SIGTERM');
   const { code } = await p.result;
-  const took = (performance.now() - sent) / 1000;
-  t.diagnostic(`exited ${took.toFixed(2)} s after SIGTERM, with ${200 - (await stillHeld(cluster, ns))} of 200 freed`);
+  t.diagnostic(`exited ${((performance.now() - sent) / 1000).toFixed(2)} s after SIGTERM, with ${200 - (await stillHeld(cluster, ns))} of 200 freed`);
   assert.equal(code, 0);
-  assert.ok(took < 5 + 5, 'exits within the shutdown timeout (plus the hard-exit grace)');
+  assert.doesNotMatch(p.stderr(), /shutdown timeout/, 'in-flight work finished before the shutdown timeout had to cancel it');
   assert.ok((await stillHeld(cluster, ns)) > 0, 'it stopped taking new work instead of finishing the backlog');
   assert.match(p.stderr(), /"controller stopped"/);
 });

@@ -45,7 +45,7 @@ class CountingSource implements ListerWatcher {
 }
 
 /** reflect runs a pod reflector over one namespace until the test ends, recording what it hears. */
-function reflect(t: TestContext, namespace: string, opts: { source?: ListerWatcher; pageSize?: number; watchTimeoutSeconds?: { min: number; max: number } } = {}) {
+function reflect(t: TestContext, namespace: string, opts: { source?: ListerWatcher; pageSize?: number; watchTimeoutSeconds?: { min: number; max: number }; stallMarginMs?: number } = {}) {
   const seen: string[] = [];
   const why: string[] = [];
   const store = new PodStore();
@@ -66,6 +66,7 @@ function reflect(t: TestContext, namespace: string, opts: { source?: ListerWatch
     backoff: { initialMs: 50, maxMs: 500 },
     observer: { restarted: (_r, w) => why.push(w), relisted: () => {}, event: () => {} },
     ...(opts.watchTimeoutSeconds ? { watchTimeoutSeconds: opts.watchTimeoutSeconds } : {}),
+    ...(opts.stallMarginMs !== undefined ? { stallMarginMs: opts.stallMarginMs } : {}),
   });
   const ac = new AbortController();
   const done = reflector.run(ac.signal);
@@ -133,7 +134,11 @@ test('a watch that the server ends at its timeout is resumed without a relist', 
   assert.equal(r.reflector.relists, 0);
 });
 
-/** Proxy forwards TCP to the API server and can cut every connection and refuse new ones. */
+/**
+ * Proxy forwards TCP to the API server and can cut every connection and refuse new ones, or
+ * freeze the connections open now: nothing more passes either way, yet nothing is closed, as a
+ * half-dead network path or a hung load balancer behaves. New connections pass.
+ */
 class Proxy {
   down = false;
   readonly #server: net.Server;
@@ -158,6 +163,12 @@ class Proxy {
   }
   cut(): void {
     for (const s of this.#sockets) s.destroy();
+  }
+  freeze(): void {
+    for (const s of this.#sockets) {
+      s.unpipe();
+      s.pause();
+    }
   }
   close(): void {
     this.cut();
@@ -189,6 +200,28 @@ test('after the connection is cut and the server unreachable for a while, the re
   assert.deepEqual([...r.store.keys()].sort(), [`${ns}/arrives`, `${ns}/stays`]);
   assert.ok(r.why.every((w) => w === 'error'), `restarts: ${r.why.join(', ')}`);
   t.diagnostic(`restarts while unreachable: ${r.why.length}, relists: ${r.reflector.relists}`);
+});
+
+test('a watch stalled on a frozen connection is ended by the watchdog and resumed; nothing is missed', async (t) => {
+  const ns = await newNamespace(t);
+  await cluster.createPods(plainPods(ns, ['before']));
+  const proxy = new Proxy(new URL(transport.server));
+  const proxied = new ApiClient({ ...transport, server: await proxy.listen() });
+  t.after(() => {
+    proxied.close();
+    proxy.close();
+  });
+  // The server ends each watch after 2 s; the watchdog gives it 1 s more before calling it stalled.
+  const r = reflect(t, ns, { source: new MetadataApi(proxied, PODS), watchTimeoutSeconds: { min: 2, max: 2 }, stallMarginMs: 1_000 });
+  await cluster.waitFor(async () => r.reflector.hasSynced(), 30_000, 'sync');
+
+  proxy.freeze(); // the open watch hears nothing more, not even its end
+  await cluster.createPod(newPod({ namespace: ns, name: 'during', finalizers: [] }));
+  await cluster.waitFor(async () => r.why.includes('stalled') || undefined, 30_000, 'the watchdog to end the stalled watch');
+  await cluster.waitFor(async () => r.seen.includes('add during') || undefined, 30_000, 'the pod created while the watch was stalled');
+  await cluster.createPod(newPod({ namespace: ns, name: 'after', finalizers: [] }));
+  await cluster.waitFor(async () => r.seen.includes('add after') || undefined, 30_000, 'the pod created after');
+  assert.deepEqual([...r.store.keys()].sort(), [`${ns}/after`, `${ns}/before`, `${ns}/during`]);
 });
 
 /** createWorkflowPods creates `count` Argo-like pods, ten per Workflow; the server's answers are dropped here, not kept alive by the caller's frame. */

@@ -10,8 +10,13 @@ import { useTestCluster } from '../support/cluster.ts';
 import { ApiClient } from '../../src/kube/client.ts';
 import { LeaseElector, type LeaderLogger } from '../../src/leader/lease-elector.ts';
 import { getLease, type Lease } from '../../src/leader/lease.ts';
+import { randomBytes } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.ts';
+import { loadTransport } from '../../src/kube/credentials.ts';
 
-const { kubeconfigPath, newNamespace } = useTestCluster();
+const { cluster, kubeconfigPath, newNamespace } = useTestCluster();
 const quiet: LeaderLogger = { debug() {}, info() {}, warn() {}, error() {} };
 
 /** FAST are short durations with client-go's proportions: lease 3 s, renew 2 s, retry 0.5 s. */
@@ -35,12 +40,16 @@ async function client(t: TestContext): Promise<ApiClient> {
   return c;
 }
 
-function candidate(t: TestContext, api: ApiClient, namespace: string, identity: string, timings = FAST): Candidate {
+/** order records, across candidates, "<identity> started" and "<identity> stopped" as the callbacks come. */
+function candidate(t: TestContext, api: ApiClient, namespace: string, identity: string, timings = FAST, o: { order?: string[]; logger?: LeaderLogger } = {}): Candidate {
   const c = { identity, crash: new AbortController(), ledAt: null } as Candidate;
   c.elector = new LeaseElector({
-    api, namespace, name: 'sweeper', identity, logger: quiet, ...timings,
-    onStartedLeading: () => { c.ledAt = Date.now(); },
-    onStoppedLeading: () => {},
+    api, namespace, name: 'sweeper', identity, logger: o.logger ?? quiet, ...timings,
+    onStartedLeading: () => {
+      c.ledAt = Date.now();
+      o.order?.push(`${identity} started`);
+    },
+    onStoppedLeading: () => void o.order?.push(`${identity} stopped`),
   });
   c.done = c.elector.run(c.crash.signal);
   t.after(() => c.crash.abort());
@@ -116,4 +125,89 @@ test('a leader that dies without releasing is replaced, never before its lease h
   const waited = Date.parse(String(taken.spec?.acquireTime)) - lastRenewal;
   t.diagnostic(`taken over ${waited} ms after the dead leader's last renewal`);
   assert.ok(waited >= FAST.leaseDurationMs, `taken over ${waited} ms after the last renewal, before the ${FAST.leaseDurationMs} ms lease ran out`);
+});
+
+// --- on a path that fails: electors behind a fault proxy that can stall ------------------------
+
+/** proxied is a client that reaches the API server through a proxy the test can stall. */
+async function proxied(t: TestContext): Promise<{ api: ApiClient; proxy: FaultProxy }> {
+  const proxy = await startFaultProxy({ kubeconfigPath, context: 'finalizer-sweeper-test', path: join(tmpdir(), `lease-${randomBytes(3).toString('hex')}.kubeconfig`) });
+  t.after(() => proxy.close());
+  const transport = await loadTransport({ kubeconfig: proxy.kubeconfigPath, context: null });
+  const api = new ApiClient(transport);
+  t.after(() => api.close());
+  return { api, proxy };
+}
+
+/** recording is a LeaderLogger that keeps each message with its `why`, if any. */
+function recording(): { logger: LeaderLogger; lines: string[] } {
+  const lines: string[] = [];
+  const keep = (o: object, msg: string) => void lines.push('why' in o ? `${msg}: ${String(o.why)}` : msg);
+  return { lines, logger: { debug() {}, info: keep, warn: keep, error: keep } };
+}
+
+test('a leader cut off from the API server stops leading before another takes over, and follows once the path heals', { timeout: 60_000 }, async (t) => {
+  const ns = await newNamespace(t);
+  const direct = await client(t);
+  const { api, proxy } = await proxied(t);
+  const order: string[] = [];
+  const a = candidate(t, api, ns, 'a', FAST, { order });
+  await until(t, () => a.elector.isLeader());
+  const b = candidate(t, direct, ns, 'b', FAST, { order });
+
+  proxy.stall(); // a's renewals are held on the way: a dead network path
+  await until(t, () => b.elector.isLeader());
+  assert.deepEqual(order, ['a started', 'a stopped', 'b started'], 'a stopped (renew deadline) before b took over (lease duration)');
+
+  proxy.resume(); // a's held renewal now reaches the server, with a resourceVersion b has moved past
+  const end = performance.now() + 2 * FAST.leaseDurationMs;
+  while (performance.now() < end) {
+    assert.ok(!a.elector.isLeader(), 'a led again while b held the Lease');
+    await sleep(25);
+  }
+  assert.equal((await lease(direct, ns)).spec?.holderIdentity, 'b');
+  assert.deepEqual(order, ['a started', 'a stopped', 'b started']);
+});
+
+test('a Lease edited by someone else: the leader stops at its next renewal, without waiting out its renew deadline', { timeout: 60_000 }, async (t) => {
+  const ns = await newNamespace(t);
+  const api = await client(t);
+  const order: string[] = [];
+  const log = recording();
+  const slow = { leaseDurationMs: 30_000, renewDeadlineMs: 20_000, retryPeriodMs: 500 };
+  const a = candidate(t, api, ns, 'a', slow, { order, logger: log.logger });
+  await until(t, () => a.elector.isLeader());
+
+  const current = await lease(api, ns);
+  const now = new Date().toISOString().replace(/Z$/, '000Z');
+  await cluster.client.call('PUT', `/apis/coordination.k8s.io/v1/namespaces/${ns}/leases/sweeper`, { ...current, spec: { ...current.spec, holderIdentity: 'intruder', renewTime: now } });
+  await until(t, () => !a.elector.isLeader());
+
+  assert.deepEqual(order, ['a started', 'a stopped']);
+  assert.ok(log.lines.includes('stopped leading: the lease was taken by "intruder"'), log.lines.join('\n'));
+  assert.equal((await lease(api, ns)).spec?.holderIdentity, 'intruder', 'the elector wrote nothing over the other holder');
+});
+
+test('a release leaves alone a Lease that another replica took meanwhile', { timeout: 60_000 }, async (t) => {
+  const ns = await newNamespace(t);
+  const direct = await client(t);
+  const { api, proxy } = await proxied(t);
+  const log = recording();
+  const a = candidate(t, api, ns, 'a', FAST, { logger: log.logger });
+  await until(t, () => a.elector.isLeader());
+  const b = candidate(t, direct, ns, 'b');
+  proxy.stall();
+  await until(t, () => b.elector.isLeader());
+  const taken = await lease(direct, ns);
+
+  // a shuts down: its release, computed from the Lease as a last saw it, reaches the server only now.
+  const released = a.elector.release();
+  proxy.resume();
+  await released;
+
+  assert.ok(log.lines.includes('lease changed since we held it; nothing to release'), log.lines.join('\n'));
+  const after = await lease(direct, ns);
+  assert.equal(after.spec?.holderIdentity, 'b');
+  assert.equal(after.spec?.leaseDurationSeconds, taken.spec?.leaseDurationSeconds, 'not released: b\'s Lease as b wrote it');
+  assert.ok(b.elector.isLeader());
 });

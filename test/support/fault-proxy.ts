@@ -1,7 +1,7 @@
 // A loopback proxy in front of the test API server that can answer some requests itself (a 429
 // storm, an outage) and rewrite the headers of the answers it passes on. Plain HTTP towards the
 // client, TLS towards the server; bodies are piped as they come, so watches stream through it.
-import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { createServer } from 'node:http';
 import { Agent, request } from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -29,8 +29,14 @@ export interface FaultProxyOptions {
 export interface FaultProxy {
   /** kubeconfigPath reaches the server through the proxy, as the identity the proxy was started for. */
   kubeconfigPath: string;
+  /** url is the proxy's own address (plain HTTP). */
+  url: string;
   /** faults counts the answers the proxy gave itself. */
   readonly faults: number;
+  /** stall holds every new request (not sent on) until resume: a network path that went dead. */
+  stall(): void;
+  /** resume sends the held requests on, and new ones at once. */
+  resume(): void;
   close(): Promise<void>;
 }
 
@@ -45,8 +51,13 @@ export async function startFaultProxy(o: FaultProxyOptions): Promise<FaultProxy>
   const target = new URL(cluster.server);
   const agent = new Agent({ keepAlive: true, ca: Buffer.from(cluster.caData, 'base64').toString('utf8') });
   let faults = 0;
+  let held: Array<() => void> | null = null;
 
   const server = createServer((req, res) => {
+    if (held !== null) return void held.push(() => pass(req, res));
+    pass(req, res);
+  });
+  const pass = (req: IncomingMessage, res: ServerResponse) => {
     const fault = o.fault?.(req) ?? null;
     if (fault !== null) {
       faults++;
@@ -68,7 +79,7 @@ export async function startFaultProxy(o: FaultProxyOptions): Promise<FaultProxy>
     upstream.on('error', () => res.destroy());
     res.on('close', () => upstream.destroy());
     req.pipe(upstream);
-  });
+  };
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
 
@@ -95,8 +106,17 @@ current-context: proxied
   );
   return {
     kubeconfigPath: o.path,
+    url: `http://127.0.0.1:${port}`,
     get faults() {
       return faults;
+    },
+    stall: () => {
+      held ??= [];
+    },
+    resume: () => {
+      const waiting = held ?? [];
+      held = null;
+      for (const go of waiting) go();
     },
     close: async () => {
       server.closeAllConnections();

@@ -1,11 +1,18 @@
+// The elector on a fake clock: time moves only when a test moves it (FakeClock), in 10 ms steps
+// with the fake API's answers delivered in between, so that no assertion depends on how fast the
+// machine is. The real API server's side is in test/integration/leader-election.test.ts.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { FakeLeaseApi } from './fake-lease-api.ts';
 import { LeaseElector, type LeaseElectorOptions, type LeaderLogger } from './lease-elector.ts';
+import { FakeClock } from '../queue/fake-clock.ts';
 
 const quiet: LeaderLogger = { debug() {}, info() {}, warn() {}, error() {} };
 const ME = 'me_0001';
+/** STEP_MS is how far time moves between deliveries of the fake API's answers. */
+const STEP_MS = 10;
+/** GIVE_UP_MS bounds every wait in simulated time: far beyond any timing used here. */
+const GIVE_UP_MS = 600_000;
 
 /** Run is one elector under test, with what its callbacks saw. */
 interface Run {
@@ -19,7 +26,52 @@ interface Run {
   stoppedCalls: number;
 }
 
-function start(t: TestContext, api: FakeLeaseApi, overrides: Partial<LeaseElectorOptions> = {}): Run {
+/** Time drives a FakeClock: each step moves it STEP_MS and lets pending answers arrive. */
+class Time {
+  readonly clock = new FakeClock(1_000_000);
+
+  /** advance moves time by ms, step by step. */
+  async advance(ms: number): Promise<void> {
+    for (let done = 0; done < ms; done += STEP_MS) await this.#step(Math.min(STEP_MS, ms - done));
+  }
+
+  /** until moves time until cond holds. */
+  async until(cond: () => boolean): Promise<void> {
+    for (let waited = 0; !cond(); waited += STEP_MS) {
+      if (waited > GIVE_UP_MS) throw new Error(`condition not met within ${GIVE_UP_MS} ms of simulated time`);
+      await this.#step(STEP_MS);
+    }
+  }
+
+  /** settle moves time until p settles, and returns (or throws) what it settled with. */
+  async settle<T>(p: Promise<T>): Promise<T> {
+    let settled = false;
+    const watched = p.finally(() => (settled = true));
+    watched.catch(() => {});
+    await this.until(() => settled);
+    return watched;
+  }
+
+  /** every runs fn every ms of simulated time until the returned function is called. */
+  every(ms: number, fn: () => void): () => void {
+    let cancel = (): void => {};
+    const arm = (): void => {
+      cancel = this.clock.schedule(() => {
+        fn();
+        arm();
+      }, ms);
+    };
+    arm();
+    return () => cancel();
+  }
+
+  async #step(ms: number): Promise<void> {
+    this.clock.advance(ms);
+    for (let i = 0; i < 8; i++) await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+function start(t: TestContext, api: FakeLeaseApi, time: Time, overrides: Partial<LeaseElectorOptions> = {}): Run {
   const started = Promise.withResolvers<AbortSignal>();
   const stopped = Promise.withResolvers<void>();
   const run = { stoppedCalls: 0 } as Run;
@@ -32,6 +84,7 @@ function start(t: TestContext, api: FakeLeaseApi, overrides: Partial<LeaseElecto
     renewDeadlineMs: 500,
     retryPeriodMs: 50,
     logger: quiet,
+    clock: time.clock,
     onStartedLeading: (signal) => started.resolve(signal),
     onStoppedLeading: () => {
       run.stoppedCalls += 1;
@@ -41,201 +94,207 @@ function start(t: TestContext, api: FakeLeaseApi, overrides: Partial<LeaseElecto
   });
   run.abort = new AbortController();
   run.done = run.elector.run(run.abort.signal);
+  run.done.catch(() => {});
   t.after(() => run.abort.abort()); // even when the test fails, so that no loop outlives it
   run.started = started.promise;
   run.stopped = stopped.promise;
   return run;
 }
 
-/** until polls `cond` every few milliseconds; the test's timeout (its signal) bounds it. */
-async function until(t: TestContext, cond: () => boolean): Promise<void> {
-  while (!cond()) await sleep(5, undefined, { signal: t.signal });
-}
-
-const OPTS = { timeout: 20_000 };
-
-test('creates the Lease when there is none, and leads', OPTS, async (t) => {
+test('creates the Lease when there is none, and leads', async (t) => {
   const api = new FakeLeaseApi();
-  const r = start(t, api);
-  await r.started;
+  const time = new Time();
+  const r = start(t, api, time);
+  await time.settle(r.started);
   assert.equal(r.elector.isLeader(), true);
   assert.equal(api.holder(), ME);
   assert.equal(api.lease?.spec?.leaseDurationSeconds, 1);
   assert.equal(api.lease?.spec?.leaseTransitions, 0);
   r.abort.abort();
-  await r.done;
+  await time.settle(r.done);
 });
 
-test('renews while leading: renewTime moves, acquireTime and transitions stay', OPTS, async (t) => {
+test('renews while leading: renewTime moves, acquireTime and transitions stay', async (t) => {
   const api = new FakeLeaseApi();
-  const r = start(t, api);
-  await r.started;
+  const time = new Time();
+  const r = start(t, api, time);
+  await time.settle(r.started);
   const first = structuredClone(api.lease?.spec);
-  await until(t, () => api.lease?.spec?.renewTime !== first?.renewTime);
+  await time.until(() => api.lease?.spec?.renewTime !== first?.renewTime);
   assert.equal(api.lease?.spec?.acquireTime, first?.acquireTime);
   assert.equal(api.lease?.spec?.leaseTransitions, first?.leaseTransitions);
   r.abort.abort();
-  await r.done;
+  await time.settle(r.done);
 });
 
-test('writes MicroTime timestamps with six fractional digits, as the API server requires', OPTS, async (t) => {
+test('writes MicroTime timestamps with six fractional digits, as the API server requires', async (t) => {
   const api = new FakeLeaseApi();
-  const r = start(t, api);
-  await r.started;
+  const time = new Time();
+  const r = start(t, api, time);
+  await time.settle(r.started);
   assert.match(String(api.lease?.spec?.renewTime), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
   r.abort.abort();
-  await r.done;
+  await time.settle(r.done);
 });
 
-test('waits a full lease duration on its own clock before taking a silent holder\'s Lease, however old its renewTime', OPTS, async (t) => {
+test('waits a full lease duration on its own clock before taking a silent holder\'s Lease, however old its renewTime', async (t) => {
   const api = new FakeLeaseApi();
+  const time = new Time();
   api.write({ holderIdentity: 'other', leaseDurationSeconds: 1, renewTime: '2000-01-01T00:00:00.000000Z', leaseTransitions: 4 });
-  const before = performance.now();
-  const r = start(t, api);
-  await r.started;
-  assert.ok(performance.now() - before >= 1_000, 'took over before the holder\'s lease duration had passed on our clock');
+  const before = time.clock.now();
+  const r = start(t, api, time);
+  await time.settle(r.started);
+  assert.ok(time.clock.now() - before >= 1_000, 'took over before the holder\'s lease duration had passed on our clock');
   assert.equal(api.holder(), ME);
   assert.equal(api.lease?.spec?.leaseTransitions, 5);
   r.abort.abort();
-  await r.done;
+  await time.settle(r.done);
 });
 
-test('never takes a Lease whose holder keeps renewing', OPTS, async (t) => {
+test('never takes a Lease whose holder keeps renewing', async (t) => {
   const api = new FakeLeaseApi();
+  const time = new Time();
   api.write({ holderIdentity: 'other', leaseDurationSeconds: 2 });
-  const renewing = setInterval(() => api.write({ renewTime: new Date().toISOString() }), 100);
-  const r = start(t, api, { leaseDurationMs: 2_000, renewDeadlineMs: 1_000 });
-  try {
-    await sleep(4_000); // two lease durations
-    assert.equal(r.elector.isLeader(), false);
-    assert.equal(api.holder(), 'other');
-  } finally {
-    clearInterval(renewing);
-  }
-  await r.started; // and takes it once the holder goes silent
+  const stopRenewing = time.every(100, () => api.write({ renewTime: new Date().toISOString() }));
+  const r = start(t, api, time, { leaseDurationMs: 2_000, renewDeadlineMs: 1_000 });
+  await time.advance(4_000); // two lease durations
+  assert.equal(r.elector.isLeader(), false);
+  assert.equal(api.holder(), 'other');
+  stopRenewing();
+  await time.settle(r.started); // and takes it once the holder goes silent
   r.abort.abort();
-  await r.done;
+  await time.settle(r.done);
 });
 
-test('takes a released Lease (empty holder) without waiting for its duration', OPTS, async (t) => {
+test('takes a released Lease (empty holder) without waiting for its duration', async (t) => {
   const api = new FakeLeaseApi();
+  const time = new Time();
   api.write({ holderIdentity: '', leaseDurationSeconds: 3_600 });
-  const r = start(t, api);
-  await r.started;
+  const r = start(t, api, time);
+  await time.settle(r.started);
   assert.equal(api.holder(), ME);
   r.abort.abort();
-  await r.done;
+  await time.settle(r.done);
 });
 
-test('stops leading when no renewal succeeds within the renew deadline', OPTS, async (t) => {
+test('stops leading when no renewal succeeds within the renew deadline', async (t) => {
   const api = new FakeLeaseApi();
-  const r = start(t, api);
-  const leaderSignal = await r.started;
+  const time = new Time();
+  const r = start(t, api, time);
+  const leaderSignal = await time.settle(r.started);
   api.failing = true;
-  await r.stopped;
+  await time.settle(r.stopped);
   assert.equal(leaderSignal.aborted, true);
   assert.equal(r.elector.isLeader(), false);
-  await r.done;
+  await time.settle(r.done);
   assert.equal(api.holder(), ME, 'losing leadership must not write the Lease');
 });
 
-test('a failed renewal is retried, and leadership survives it within the renew deadline', OPTS, async (t) => {
+test('a failed renewal is retried, and leadership survives it within the renew deadline', async (t) => {
   const api = new FakeLeaseApi();
-  const r = start(t, api, { leaseDurationMs: 10_000, renewDeadlineMs: 5_000 });
-  await r.started;
+  const time = new Time();
+  const r = start(t, api, time, { leaseDurationMs: 10_000, renewDeadlineMs: 5_000 });
+  await time.settle(r.started);
   api.failNext = 2;
-  await until(t, () => api.failNext === 0);
+  await time.until(() => api.failNext === 0);
   const afterFailures = Number(api.lease?.metadata.resourceVersion);
-  await until(t, () => Number(api.lease?.metadata.resourceVersion) > afterFailures);
+  await time.until(() => Number(api.lease?.metadata.resourceVersion) > afterFailures);
   assert.equal(r.elector.isLeader(), true);
   assert.equal(r.stoppedCalls, 0);
   r.abort.abort();
-  await r.done;
+  await time.settle(r.done);
 });
 
-test('stops leading at once, before the renew deadline, when a renewal finds the Lease taken', OPTS, async (t) => {
+test('stops leading at once, before the renew deadline, when a renewal finds the Lease taken', async (t) => {
   const api = new FakeLeaseApi();
+  const time = new Time();
   // A renew deadline longer than the test's timeout: only the takeover can end the leadership.
-  const r = start(t, api, { leaseDurationMs: 120_000, renewDeadlineMs: 60_000 });
-  const leaderSignal = await r.started;
+  const r = start(t, api, time, { leaseDurationMs: 120_000, renewDeadlineMs: 60_000 });
+  const leaderSignal = await time.settle(r.started);
   api.write({ holderIdentity: 'thief' });
-  await r.stopped;
+  await time.settle(r.stopped);
   assert.equal(leaderSignal.aborted, true);
-  await r.done;
+  await time.settle(r.done);
   assert.equal(api.holder(), 'thief');
 });
 
-test('keeps leading when the Lease changed but still names it', OPTS, async (t) => {
+test('keeps leading when the Lease changed but still names it', async (t) => {
   const api = new FakeLeaseApi();
-  const r = start(t, api);
-  await r.started;
+  const time = new Time();
+  const r = start(t, api, time);
+  await time.settle(r.started);
   api.write({}, { edited: 'by-hand' });
   const editedVersion = Number(api.lease?.metadata.resourceVersion);
-  await until(t, () => Number(api.lease?.metadata.resourceVersion) > editedVersion);
+  await time.until(() => Number(api.lease?.metadata.resourceVersion) > editedVersion);
   assert.equal(api.holder(), ME);
   assert.equal(r.elector.isLeader(), true);
   assert.equal(r.stoppedCalls, 0);
   r.abort.abort();
-  await r.done;
+  await time.settle(r.done);
 });
 
-test('aborting run\'s signal stops leading and does not release the Lease', OPTS, async (t) => {
+test('aborting run\'s signal stops leading and does not release the Lease', async (t) => {
   const api = new FakeLeaseApi();
-  const r = start(t, api);
-  const leaderSignal = await r.started;
+  const time = new Time();
+  const r = start(t, api, time);
+  const leaderSignal = await time.settle(r.started);
   r.abort.abort();
-  await r.done;
+  await time.settle(r.done);
   assert.equal(leaderSignal.aborted, true);
   assert.equal(r.stoppedCalls, 1);
   assert.equal(api.holder(), ME);
 });
 
-test('release waits for the leader\'s work to finish, then writes an empty holder with a 1 s lease', OPTS, async (t) => {
+test('release waits for the leader\'s work to finish, then writes an empty holder with a 1 s lease', async (t) => {
   const api = new FakeLeaseApi();
+  const time = new Time();
   const events: string[] = [];
-  const r = start(t, api, {
+  const r = start(t, api, time, {
     onStartedLeading: async (signal) => {
       events.push('leading');
       await new Promise((resolve) => signal.addEventListener('abort', resolve));
-      await sleep(50); // in-flight work draining
+      await new Promise((resolve) => time.clock.schedule(() => resolve(undefined), 50)); // in-flight work draining
       events.push(`work finished; holder then: ${api.holder()}`);
     },
   });
-  await until(t, () => events.length > 0);
-  await r.elector.release();
+  await time.until(() => events.length > 0);
+  await time.settle(r.elector.release());
   events.push(`released; holder now: "${api.holder()}"`);
   assert.deepEqual(events, ['leading', `work finished; holder then: ${ME}`, 'released; holder now: ""']);
   assert.equal(api.lease?.spec?.leaseDurationSeconds, 1);
-  await r.done;
+  await time.settle(r.done);
 });
 
-test('release leaves alone a Lease that someone else has taken', OPTS, async (t) => {
+test('release leaves alone a Lease that someone else has taken', async (t) => {
   const api = new FakeLeaseApi();
-  const r = start(t, api);
-  await r.started;
+  const time = new Time();
+  const r = start(t, api, time);
+  await time.settle(r.started);
   r.abort.abort();
-  await r.done;
+  await time.settle(r.done);
   api.write({ holderIdentity: 'next' });
-  await r.elector.release();
+  await time.settle(r.elector.release());
   assert.equal(api.holder(), 'next');
 });
 
-test('a rejected onStartedLeading ends the leadership and rejects run', OPTS, async (t) => {
+test('a rejected onStartedLeading ends the leadership and rejects run', async (t) => {
   const api = new FakeLeaseApi();
-  const r = start(t, api, { onStartedLeading: () => Promise.reject(new Error('controller crashed')) });
-  await assert.rejects(r.done, /controller crashed/);
+  const time = new Time();
+  const r = start(t, api, time, { onStartedLeading: () => Promise.reject(new Error('controller crashed')) });
+  await assert.rejects(time.settle(r.done), /controller crashed/);
   assert.equal(r.stoppedCalls, 1);
   assert.equal(r.elector.isLeader(), false);
 });
 
-test('every Lease request asks for budget priority 0', OPTS, async (t) => {
+test('every Lease request asks for budget priority 0', async (t) => {
   const api = new FakeLeaseApi();
-  const r = start(t, api);
-  await r.started;
-  await until(t, () => api.requests.some((q) => q.method === 'PUT'));
+  const time = new Time();
+  const r = start(t, api, time);
+  await time.settle(r.started);
+  await time.until(() => api.requests.some((q) => q.method === 'PUT'));
   r.abort.abort();
-  await r.done;
-  await r.elector.release();
+  await time.settle(r.done);
+  await time.settle(r.elector.release());
   assert.deepEqual(new Set(api.requests.map((q) => q.priority)), new Set([0]));
 });
 

@@ -15,7 +15,7 @@
 
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { monotonicClock, type Clock } from '../queue/clock.ts';
 import { isNotFound } from '../kube/errors.ts';
 import { createLease, getLease, microTime, updateLease, type Lease, type LeaseApi, type LeaseSpec } from './lease.ts';
 
@@ -45,6 +45,11 @@ export interface LeaseElectorOptions {
   onStartedLeading(signal: AbortSignal): void | Promise<void>;
   /** onStoppedLeading is called once leadership has ended, for whatever reason. */
   onStoppedLeading(): void;
+  /**
+   * clock times the election (lease expiry, the renew deadline, retries); monotonicClock by
+   * default. Tests hand it a FakeClock and move time themselves.
+   */
+  clock?: Clock;
 }
 
 /** JITTER_FACTOR spreads candidates' retries over [1, 2.2] retry periods, as client-go does. */
@@ -69,6 +74,7 @@ export class LeaseElector {
   #leading = false;
   #stop: AbortController | null = null;
   #running: Promise<void> | null = null;
+  readonly #clock: Clock;
 
   constructor(options: LeaseElectorOptions) {
     const { leaseDurationMs: lease, renewDeadlineMs: renew, retryPeriodMs: retry } = options;
@@ -79,12 +85,13 @@ export class LeaseElector {
     if (!(lease > renew)) throw new RangeError(`leader election: lease duration (${lease} ms) must exceed renew deadline (${renew} ms)`);
     if (options.identity === '') throw new RangeError('leader election: identity must not be empty');
     this.#o = options;
+    this.#clock = options.clock ?? monotonicClock;
     this.#leaseSeconds = Math.ceil(lease / 1000);
   }
 
   /** isLeader is true while leading and the last renewal is younger than the renew deadline. */
   isLeader(): boolean {
-    return this.#leading && performance.now() - this.#renewedAt < this.#o.renewDeadlineMs;
+    return this.#leading && this.#clock.now() - this.#renewedAt < this.#o.renewDeadlineMs;
   }
 
   /**
@@ -115,7 +122,7 @@ export class LeaseElector {
     const spec: LeaseSpec = { holderIdentity: '', leaseDurationSeconds: 1, acquireTime: now, renewTime: now, leaseTransitions: held.spec.leaseTransitions ?? 0 };
     const fields = { lease: this.#leaseName(), identity: this.#o.identity };
     try {
-      const released = await updateLease(this.#o.api, held, spec, AbortSignal.timeout(this.#o.renewDeadlineMs));
+      const released = await withTimeout(this.#clock, this.#o.renewDeadlineMs, (signal) => updateLease(this.#o.api, held, spec, signal));
       if (released === null) this.#o.logger.info(fields, 'lease changed since we held it; nothing to release');
       else this.#o.logger.info(fields, 'released the leader lease');
       this.#observed = released;
@@ -165,14 +172,14 @@ export class LeaseElector {
         this.#o.logger.warn({ lease: this.#leaseName(), err: e }, 'leader election: could not read or write the lease; retrying');
       }
       const wait = this.#o.retryPeriodMs * (1 + Math.random() * JITTER_FACTOR);
-      if (!(await pause(wait, stop))) return false;
+      if (!(await pause(this.#clock, wait, stop))) return false;
     }
     return false;
   }
 
   async #tryAcquire(signal: AbortSignal): Promise<boolean> {
     const { api, identity } = this.#o;
-    const sentAt = performance.now();
+    const sentAt = this.#clock.now();
     const current = await getLease(api, this.#o, signal);
     if (current === null) {
       const created = await createLease(api, this.#o, this.#spec(null), signal);
@@ -192,7 +199,7 @@ export class LeaseElector {
   #observedStillValid(lease: Lease): boolean {
     const seconds = lease.spec?.leaseDurationSeconds ?? 0;
     const durationMs = seconds > 0 ? seconds * 1000 : this.#o.leaseDurationMs;
-    return performance.now() < this.#observedAt + durationMs;
+    return this.#clock.now() < this.#observedAt + durationMs;
   }
 
   /** spec is the record we write over `from`: acquireTime and transitions change only on a takeover. */
@@ -211,7 +218,7 @@ export class LeaseElector {
 
   /** renewUntilLost renews every retry period; it returns why leadership ended. */
   async #renewUntilLost(stop: AbortSignal): Promise<string> {
-    while (await pause(this.#o.retryPeriodMs, stop)) {
+    while (await pause(this.#clock, this.#o.retryPeriodMs, stop)) {
       const deadline = this.#renewedAt + this.#o.renewDeadlineMs;
       const outcome = await this.#renewBefore(deadline, stop);
       if (outcome !== 'renewed') return outcome;
@@ -222,24 +229,24 @@ export class LeaseElector {
   /** renewBefore retries the renewal every retry period until it succeeds or the deadline passes. */
   async #renewBefore(deadline: number, stop: AbortSignal): Promise<string> {
     while (!stop.aborted) {
-      const remaining = deadline - performance.now();
+      const remaining = deadline - this.#clock.now();
       if (remaining <= 0) return `no renewal succeeded within the renew deadline (${this.#o.renewDeadlineMs} ms)`;
       try {
-        // AbortSignal.timeout takes whole milliseconds; rounding down keeps inside the deadline.
-        await this.#renewOnce(AbortSignal.any([stop, AbortSignal.timeout(Math.max(1, Math.floor(remaining)))]));
+        // Whole milliseconds, rounded down to stay inside the deadline.
+        await withTimeout(this.#clock, Math.max(1, Math.floor(remaining)), (timedOut) => this.#renewOnce(AbortSignal.any([stop, timedOut])));
         return 'renewed';
       } catch (e) {
         if (e instanceof LeaseLost) return e.message;
         if (stop.aborted) break;
         this.#o.logger.warn({ lease: this.#leaseName(), err: e }, 'leader election: renewal failed; retrying');
       }
-      if (!(await pause(Math.min(this.#o.retryPeriodMs, deadline - performance.now()), stop))) break;
+      if (!(await pause(this.#clock, Math.min(this.#o.retryPeriodMs, deadline - this.#clock.now()), stop))) break;
     }
     return 'stopped';
   }
 
   async #renewOnce(signal: AbortSignal): Promise<void> {
-    const sentAt = performance.now();
+    const sentAt = this.#clock.now();
     const held = this.#observed;
     if (held === null) throw new LeaseLost('the lease is gone');
     let written: Lease | null;
@@ -262,7 +269,7 @@ export class LeaseElector {
 
   #observe(lease: Lease): void {
     if (lease.metadata.resourceVersion !== this.#observed?.metadata.resourceVersion) {
-      this.#observedAt = performance.now();
+      this.#observedAt = this.#clock.now();
       const holder = lease.spec?.holderIdentity ?? '';
       if (holder !== (this.#observed?.spec?.holderIdentity ?? '')) {
         this.#o.logger.debug({ lease: this.#leaseName(), holder }, 'leader lease holder changed');
@@ -273,7 +280,7 @@ export class LeaseElector {
 
   #hold(lease: Lease, sentAt: number): void {
     this.#observed = lease;
-    this.#observedAt = performance.now();
+    this.#observedAt = this.#clock.now();
     this.#renewedAt = sentAt;
   }
 
@@ -282,13 +289,32 @@ export class LeaseElector {
   }
 }
 
-/** pause sleeps for ms; false when `signal` aborted first. */
-async function pause(ms: number, signal: AbortSignal): Promise<boolean> {
-  if (signal.aborted) return false;
+/** pause sleeps for ms on the clock; false when `signal` aborted first. */
+function pause(clock: Clock, ms: number, signal: AbortSignal): Promise<boolean> {
+  if (signal.aborted) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const onAbort = () => {
+      cancel();
+      resolve(false);
+    };
+    const cancel = clock.schedule(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve(true);
+    }, Math.max(0, ms));
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/**
+ * withTimeout runs fn with a signal that aborts after ms on the clock (AbortSignal.timeout's
+ * error), and cancels the timer when fn settles: a pending timer would hold the process up.
+ */
+async function withTimeout<T>(clock: Clock, ms: number, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const ac = new AbortController();
+  const cancel = clock.schedule(() => ac.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')), ms);
   try {
-    await sleep(Math.max(0, ms), undefined, { signal });
-    return true;
-  } catch {
-    return false;
+    return await fn(ac.signal);
+  } finally {
+    cancel();
   }
 }

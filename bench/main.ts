@@ -19,8 +19,9 @@ import { sweep } from './scenarios/sweep.ts';
 import { goodNeighbour } from './scenarios/good-neighbour.ts';
 import { atScale } from './scenarios/scale.ts';
 import { budgetOverhead } from './scenarios/budget.ts';
+import { soak } from './scenarios/soak.ts';
 
-const SCENARIOS: Scenario[] = [massOrphaning, orphansFirst, churn, conflicts, memoryBandwidth, startup, sweep, goodNeighbour, atScale, budgetOverhead];
+const SCENARIOS: Scenario[] = [massOrphaning, orphansFirst, churn, conflicts, memoryBandwidth, startup, sweep, goodNeighbour, atScale, budgetOverhead, soak];
 
 const USAGE = `usage: npm run bench [-- --scenario N|name[,N|name…]] [--scale F]
   --scenario  run only these scenarios (numbers or names: ${SCENARIOS.map((s) => `${s.id} ${s.key}`).join(', ')})

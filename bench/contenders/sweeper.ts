@@ -53,11 +53,13 @@ export interface ControllerOptions {
   extraFlags?: string[];
   /** deploymentEnv: the Deployment's literal environment is set (true, the default), or not: the CLI as a user starts it by hand. */
   deploymentEnv?: boolean;
+  /** leaderElection: run with --leader-elect on this Lease (default: without leader election). */
+  leaderElection?: { namespace: string; id: string };
 }
 
 /**
  * startController starts `finalizer-sweeper controller` for one namespace, without leader
- * election, with the environment the Deployment gives its container (see deployment-env.ts).
+ * election unless asked, with the environment the Deployment gives its container (see deployment-env.ts).
  */
 export async function startController(o: ControllerOptions): Promise<RunningController> {
   const [metricsPort, healthPort] = [await freePort(), await freePort()];
@@ -66,7 +68,9 @@ export async function startController(o: ControllerOptions): Promise<RunningCont
     '--kubeconfig', o.kubeconfig,
     ...(o.context === undefined ? [] : ['--context', o.context]),
     '--namespace', o.namespace,
-    '--leader-elect=false',
+    ...(o.leaderElection === undefined
+      ? ['--leader-elect=false']
+      : ['--leader-elect', '--leader-election-namespace', o.leaderElection.namespace, '--leader-election-id', o.leaderElection.id]),
     '--metrics-bind-address', `127.0.0.1:${metricsPort}`,
     '--health-probe-bind-address', `127.0.0.1:${healthPort}`,
     ...o.config.flags,

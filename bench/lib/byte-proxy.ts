@@ -9,6 +9,8 @@ export class BytePipe {
   /** received counts bytes from the API server to clients. */
   received = 0;
   sent = 0;
+  /** down: a blackout (see blackout); connections are refused. */
+  #down = false;
   readonly #server: Server;
   readonly #sockets = new Set<Socket>();
 
@@ -22,6 +24,7 @@ export class BytePipe {
     const server = createServer();
     const pipe = new BytePipe(server);
     server.on('connection', (client) => {
+      if (pipe.#down) return void client.destroy();
       const api = createConnection({ host: target.hostname, port: Number(target.port) });
       for (const s of [client, api]) {
         pipe.#sockets.add(s);
@@ -54,6 +57,12 @@ export class BytePipe {
     if (!text.includes(upstream)) throw new Error(`${from} does not name ${upstream}`);
     await writeFile(to, text.replaceAll(upstream, `https://127.0.0.1:${this.port}`), { mode: 0o600 });
     return to;
+  }
+
+  /** blackout cuts every connection and refuses new ones (on), or lets them through again (off). */
+  blackout(on: boolean): void {
+    this.#down = on;
+    if (on) for (const s of this.#sockets) s.destroy();
   }
 
   async stop(): Promise<void> {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { per, percentile, ratePerSecond, ratio } from './stats.ts';
+import { per, percentile, ratePerSecond, ratio, slopePerHour } from './stats.ts';
 
 test('percentile is the nearest rank: the smallest value with at least p% of the values at or below it', () => {
   // The worked example of the nearest-rank method: ranks ceil(p/100 * 5).
@@ -58,4 +58,16 @@ test('ratio and per divide, null when a side is unknown or the divisor is zero',
   assert.equal(per(1_020, 1_000), 1.02);
   assert.equal(per(0, 1_000), 0);
   assert.equal(per(5, 0), null);
+});
+
+test('slopePerHour is the least-squares growth per hour, null without enough samples', () => {
+  const line = (perHour: number, noise: number[] = []) => Array.from({ length: 10 }, (_, i) => ({ atMs: i * 360_000, value: 100 + (perHour * i) / 10 + (noise[i] ?? 0) }));
+  const near = (v: number | null, want: number) => assert.ok(v !== null && Math.abs(v - want) < 1e-9, `${v} should be ${want}`);
+  near(slopePerHour(line(2)), 2);
+  near(slopePerHour(line(0)), 0);
+  near(slopePerHour(line(-5)), -5);
+  const noisy = slopePerHour(line(0, [1, -1, 1, -1, 1, -1, 1, -1, 1, -1])) ?? NaN;
+  assert.ok(Math.abs(noisy) < 1.5, `zig-zag noise reads as little growth: ${noisy}`);
+  assert.equal(slopePerHour(line(2).slice(0, 2)), null);
+  assert.equal(slopePerHour([{ atMs: 5, value: 1 }, { atMs: 5, value: 2 }, { atMs: 5, value: 3 }]), null);
 });

@@ -31,3 +31,21 @@ export function ratio(a: number | null, b: number | null): number | null {
 export function per(a: number, b: number): number | null {
   return b === 0 ? null : a / b;
 }
+
+/**
+ * slopePerHour is the least-squares slope of `value` over `atMs`, per hour: how fast a sampled
+ * figure (RSS, heap) grows. null with fewer than three samples or no spread in time.
+ */
+export function slopePerHour(samples: ReadonlyArray<{ atMs: number; value: number }>): number | null {
+  if (samples.length < 3) return null;
+  const n = samples.length;
+  const mt = samples.reduce((a, s) => a + s.atMs, 0) / n;
+  const mv = samples.reduce((a, s) => a + s.value, 0) / n;
+  let num = 0;
+  let den = 0;
+  for (const s of samples) {
+    num += (s.atMs - mt) * (s.value - mv);
+    den += (s.atMs - mt) ** 2;
+  }
+  return den === 0 ? null : (num / den) * 3_600_000;
+}

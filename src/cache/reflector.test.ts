@@ -385,9 +385,12 @@ test('a failure that repeats is one warning, debug lines while it lasts, and one
   const source = new FakeSource([forbidden(), forbidden(), forbidden(), forbidden(), page('10', [wire('a', '1')]), unavailable(), unavailable()], [eventsThenFail(gone())]);
   const logged: string[] = [];
   const log = (level: string) => (_o: object, msg: string) => logged.push(`${level} ${msg}`);
-  const r = harness(t, source, { log: { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') } });
+  let recovered = 0;
+  const observer = { restarted: () => {}, relisted: () => {}, event: () => {}, recovered: () => void recovered++ };
+  const r = harness(t, source, { observer, log: { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') } });
   await until(() => source.lists.length >= 7, 'the 503s');
   await r.stop();
+  assert.equal(recovered, 1, 'the observer hears of the recovery once (the controller resyncs then)');
   assert.deepEqual(logged.slice(0, 8), [
     'warn list/watch failed; restarting, and logging the retries of this failure at debug level',
     'debug list/watch failed again; restarting',

@@ -41,6 +41,8 @@ export interface ReflectorObserver {
   relisted(resource: string): void;
   /** event: one watch event arrived. */
   event(resource: string): void;
+  /** recovered: a list or watch works again after failing (the API server is back). */
+  recovered?(resource: string): void;
 }
 
 /** ReflectorLog is the part of a pino logger the reflector uses. */
@@ -202,6 +204,7 @@ export class Reflector<T extends Versioned> {
     if (scope.failing !== null) {
       this.#o.log?.info({ resource: this.#o.resource, namespace: scope.namespace, was: scope.failing }, 'recovered: list/watch works again');
       scope.failing = null;
+      this.#o.observer?.recovered?.(this.#o.resource);
     }
     if (!this.#missing.delete(scope) || this.#missing.size > 0) return;
     if (this.#o.availability !== undefined) return this.#o.availability.succeeded();

@@ -36,6 +36,7 @@ export class Controller {
       ...common,
       resource: 'workflows',
       api: apis.workflows,
+      onRecovered: () => this.#resyncIfLeading(),
       availability: {
         notServed: (err) => this.cleanup.ownerAvailability.notServed('list', err),
         succeeded: () => this.cleanup.ownerAvailability.succeeded('list'),
@@ -58,6 +59,7 @@ export class Controller {
       ...common,
       resource: 'pods',
       api: apis.pods,
+      onRecovered: () => this.#resyncIfLeading(),
       store: new PodStore(),
       trim: apis.trimPod,
       labelSelector: o.settings.podSelector,
@@ -87,9 +89,8 @@ export class Controller {
       metrics: o.metrics,
       logger: o.logger,
       outageConsequence: 'Retrying until it is served; no pod is freed for owner-gone meanwhile, and the controller stays unready',
-      // Keys tried during the outage may have backed off for minutes: decide every pod again now.
       onOwnerAvailability: (served) => {
-        if (served && this.#leading) this.resync();
+        if (served) this.#resyncIfLeading();
       },
     });
     o.metrics.trackCache('pods', () => this.#pods.store.size);
@@ -162,6 +163,14 @@ export class Controller {
     }
     this.#o.logger.debug({ queued, cached: this.#pods.store.size }, 'resync');
     this.#recountWaiting();
+  }
+
+  /**
+   * #resyncIfLeading decides every pod again at once after an outage (the API server unreachable,
+   * the owner resource not served): keys tried during it may have backed off for minutes.
+   */
+  #resyncIfLeading(): void {
+    if (this.#leading) this.resync();
   }
 
   #recountWaiting(): void {

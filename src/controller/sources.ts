@@ -33,6 +33,8 @@ export class Source<T extends Versioned, S extends Store<T> = Store<T>> {
     store: S;
     trim(obj: MetaObject): T;
     labelSelector?: string;
+    /** onRecovered: a list or watch works again after failing (the API server is back). */
+    onRecovered?: () => void;
     /** availability: told of outages of the resource (404 on list/watch) instead of the generic log lines. */
     availability?: { notServed(err: unknown): void; succeeded(): void };
     settings: Settings;
@@ -75,6 +77,7 @@ export class Source<T extends Versioned, S extends Store<T> = Store<T>> {
           alive();
           o.metrics.watchEvent(resource);
         },
+        recovered: () => o.onRecovered?.(),
       },
       log: o.logger.child({ resource: o.resource }),
       ...(o.availability !== undefined ? { availability: o.availability } : {}),

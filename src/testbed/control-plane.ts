@@ -47,6 +47,12 @@ export interface ControlPlane {
   serverVersion: string;
   /** PIDs of etcd, kube-apiserver and kube-controller-manager. */
   pids: number[];
+  /**
+   * restartApiServer stops kube-apiserver (TERM) and starts it again on the same port, with the
+   * same serving certificate and etcd, resolving once it is ready: what an upgrade or a crash of
+   * the API server looks like to a client. For the benchmarks' fault schedules.
+   */
+  restartApiServer(): Promise<void>;
   /** stop ends the programs by PID (TERM, then KILL) and removes the temp dirs; idempotent. */
   stop(): Promise<void>;
 }
@@ -123,7 +129,18 @@ async function startOnce(bins: ControlPlaneBinaries, crds: object[], opts: Contr
     await until(kcm, 'garbage collector sync', 120_000, async () => (synced ? true : undefined));
 
     watchdog = startWatchdog(procs.map((p) => p.pid), [dir, dataDir]);
-    return { server, token, serviceAccountTokens: users.serviceAccounts, caData, kubeconfigPath, dir, serverVersion, pids: procs.map((p) => p.pid), stop };
+    const plane: ControlPlane = { server, token, serviceAccountTokens: users.serviceAccounts, caData, kubeconfigPath, dir, serverVersion, pids: procs.map((p) => p.pid), restartApiServer, stop };
+    async function restartApiServer(): Promise<void> {
+      const old = procs[1] as Managed;
+      await stopProcess(old);
+      const next = startProcess('kube-apiserver', bins.apiserver, apiArgs, join(dir, 'kube-apiserver.log'), opts.log);
+      procs[1] = next;
+      plane.pids = procs.map((p) => p.pid);
+      if (watchdog !== undefined) stopWatchdog(watchdog);
+      watchdog = startWatchdog(plane.pids, [dir, dataDir]);
+      await until(next, 'a ready /readyz after a restart', 120_000, () => apiserverReady(server, token, certDir));
+    }
+    return plane;
   } catch (err) {
     const tails = await Promise.all(procs.map(async (p) => `--- ${p.name} (${p.logPath}):\n${await tailOf(p.logPath)}`));
     await stop();

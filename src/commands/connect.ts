@@ -31,6 +31,7 @@ export async function connect(settings: Settings, metrics: Metrics, logger: Logg
       onChange: (event, state) => report(logger, metrics, event, state),
     });
     report(logger, metrics, null, budget.state);
+    metrics.apiHost(new URL(transport.server).host);
     const client = new ApiClient(transport, {
       budget,
       observer: { request: (verb, code, seconds) => metrics.apiRequest(verb, code, seconds) },

@@ -78,13 +78,15 @@ async function leadAlone(controller: Controller, metrics: Metrics, shutdown: Shu
  * `leaseClient` is the Lease's own client, outside the API budget (see leaderElectionClient).
  */
 async function leadWhenElected(settings: Settings, controller: Controller, leaseClient: ApiClient, metrics: Metrics, logger: Logger, shutdown: Shutdown): Promise<void> {
+  const lease = `${settings.leaderElectionNamespace}/${settings.leaderElectionId}`;
+  metrics.setLeader(false, lease);
   while (!shutdown.stop.aborted) {
     const elector = electorFor(settings, leaseClient, logger, {
       onStartedLeading: async (term) => {
-        metrics.setLeader(true);
+        metrics.setLeader(true, lease);
         await controller.lead(AbortSignal.any([term, shutdown.stop]), shutdown.abort);
       },
-      onStoppedLeading: () => metrics.setLeader(false),
+      onStoppedLeading: () => metrics.setLeader(false, lease),
     });
     await elector.run(shutdown.stop);
     if (shutdown.stop.aborted) await elector.release();

@@ -8,7 +8,7 @@ import { decide, isActionable, type Decision, type Policy, type WaitReason } fro
 import { OwnerResolver, ownerName, type OwnerReader } from '../decide/owner-resolver.ts';
 import { objectKey, type PodMeta, type WorkflowMeta } from '../kube/objects.ts';
 import type { Settings } from '../config/settings.ts';
-import type { Metrics, RemovalResult } from '../metrics/metrics.ts';
+import type { Metrics, RemovalResult, TerminatingReport } from '../metrics/metrics.ts';
 import type { Logger } from '../log.ts';
 import { PriorityQueue } from '../queue/priority-queue.ts';
 import { ExponentialBackoff } from '../queue/backoff.ts';
@@ -166,6 +166,30 @@ export class Cleanup {
       if (d.action === 'wait') counts[d.why]++;
     }
     return counts;
+  }
+
+  /**
+   * terminatingReport tallies, over the given pods, the Terminating ones that still carry our
+   * finalizer, by why (what the cache alone says; `queued`: due for removal), with the age of the
+   * oldest of each. What an operator must hear of: a pod the engine has not recorded stays
+   * Terminating for as long as its owner is alive.
+   */
+  terminatingReport(pods: Iterable<PodMeta>): TerminatingReport {
+    const report: TerminatingReport = {
+      'owner-alive-unrecorded': { count: 0, oldestSeconds: 0 },
+      unattributable: { count: 0, oldestSeconds: 0 },
+      queued: { count: 0, oldestSeconds: 0 },
+    };
+    const now = Date.now();
+    for (const pod of pods) {
+      if (pod.deletionTimestamp === null) continue;
+      const d = decide(pod, this.owners.cachedState(pod), now, this.policy);
+      if (d.action === 'none') continue;
+      const entry = report[d.action === 'wait' ? d.why : 'queued'];
+      entry.count++;
+      entry.oldestSeconds = Math.max(entry.oldestSeconds, (now - pod.deletionTimestamp) / 1000);
+    }
+    return report;
   }
 
   /** run works the queue until `stop` aborts (or the queue shuts down); `abort` cancels in-flight work. */

@@ -95,6 +95,7 @@ export class Controller {
     });
     o.metrics.trackCache('pods', () => this.#pods.store.size);
     o.metrics.trackCache('workflows', () => this.#workflows.store.size);
+    o.metrics.trackTerminating(() => this.cleanup.terminatingReport(this.#pods.store.values()));
   }
 
   /** synced: both caches have finished their initial list. */

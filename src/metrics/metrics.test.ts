@@ -41,11 +41,41 @@ test('the work duration buckets are client-go\'s, from 1e-8 to 10 seconds', asyn
 test('the in-progress gauges read their source at scrape time', async () => {
   const m = new Metrics({ version: 'test' });
   let unfinished = 1.5;
-  m.queue.trackProgress({ unfinishedWorkSeconds: () => unfinished, longestRunningProcessorSeconds: () => 1 });
+  m.queue.trackProgress({ unfinishedWorkSeconds: () => unfinished, longestRunningProcessorSeconds: () => 1, inFlight: () => 3 });
   assert.equal(await sample(m, 'workqueue_unfinished_work_seconds{name="pod_cleanup"}'), 1.5);
   unfinished = 4;
   assert.equal(await sample(m, 'workqueue_unfinished_work_seconds{name="pod_cleanup"}'), 4);
   assert.equal(await sample(m, 'workqueue_longest_running_processor_seconds{name="pod_cleanup"}'), 1);
+  assert.equal(await sample(m, 'controller_runtime_active_workers{controller="pod_cleanup"}'), 3);
+});
+
+test('Terminating pods by why they wait, and the oldest\'s age, are read from their source at scrape time, one pass per scrape', async () => {
+  const m = new Metrics({ version: 'test' });
+  let passes = 0;
+  m.trackTerminating(() => {
+    passes++;
+    return { 'owner-alive-unrecorded': { count: 4, oldestSeconds: 120 }, unattributable: { count: 0, oldestSeconds: 0 }, queued: { count: 2, oldestSeconds: 3 } };
+  });
+  const text = await m.registry.metrics();
+  assert.equal(passes, 1);
+  const value = (series: string) => Number(text.split('\n').find((l) => l.startsWith(`${series} `))?.split(' ')[1]);
+  assert.equal(value('finalizer_sweeper_terminating_pods{reason="owner-alive-unrecorded"}'), 4);
+  assert.equal(value('finalizer_sweeper_terminating_pods{reason="queued"}'), 2);
+  assert.equal(value('finalizer_sweeper_oldest_terminating_pod_age_seconds{reason="owner-alive-unrecorded"}'), 120);
+  assert.equal(value('finalizer_sweeper_oldest_terminating_pod_age_seconds{reason="unattributable"}'), 0);
+});
+
+test('client-go\'s names sit beside ours: rest_client_requests_total by code, method and host, leader_election_master_status by lease', async () => {
+  const m = new Metrics({ version: 'test' });
+  m.apiHost('127.0.0.1:6443');
+  m.apiRequest('patch', 429, 0.01);
+  m.apiRequest('list', 200, 0.01);
+  m.setLeader(true, 'argo/finalizer-sweeper');
+  assert.equal(await sample(m, 'rest_client_requests_total{code="429",method="PATCH",host="127.0.0.1:6443"}'), 1);
+  assert.equal(await sample(m, 'rest_client_requests_total{code="200",method="GET",host="127.0.0.1:6443"}'), 1);
+  assert.equal(await sample(m, 'leader_election_master_status{name="argo/finalizer-sweeper"}'), 1);
+  m.setLeader(false, 'argo/finalizer-sweeper');
+  assert.equal(await sample(m, 'leader_election_master_status{name="argo/finalizer-sweeper"}'), 0);
 });
 
 test('a removal is counted by reason and result, and a stale one also as forced', async () => {

@@ -18,6 +18,15 @@ export interface ApiBudgetReport {
   concurrency: number;
 }
 
+/** TERMINATING_REASONS: why a Terminating pod still carries our finalizer (queued: it is due for removal). */
+export const TERMINATING_REASONS = ['owner-alive-unrecorded', 'unattributable', 'queued'] as const;
+export type TerminatingReason = (typeof TERMINATING_REASONS)[number];
+/** TerminatingReport counts Terminating pods by reason, with the oldest's age (0 when none). */
+export type TerminatingReport = Record<TerminatingReason, { count: number; oldestSeconds: number }>;
+
+/** METHOD_OF_VERB maps our request verbs to HTTP methods, for client-go's metric. */
+const METHOD_OF_VERB: Record<string, string> = { list: 'GET', watch: 'GET', get: 'GET', patch: 'PATCH', create: 'POST', update: 'PUT', delete: 'DELETE' };
+
 /** OwnerConfirmation is the outcome of a live read of a pod's owner. */
 export type OwnerConfirmation = 'gone' | 'alive' | 'failed';
 
@@ -76,6 +85,22 @@ export class Metrics {
   readonly #budget = this.#gauge('api_budget_info', 'What the API budget enforces now, as labels (qps and burst "none": no client-side cap); always 1.', [
     'mode', 'limit', 'qps', 'burst', 'max_concurrency',
   ]);
+  /** client-go's name, beside api_requests_total, for generic rules and dashboards (kubernetes-mixin's KubeClientErrors). */
+  readonly #restRequests = new Counter<'code' | 'method' | 'host'>({
+    name: 'rest_client_requests_total',
+    help: 'Number of HTTP requests, partitioned by status code, method, and host (client-go\'s name).',
+    labelNames: ['code', 'method', 'host'],
+    registers: [this.registry],
+  });
+  #apiHost = '';
+  /** client-go's leader-election gauge, beside leader, for generic rules and dashboards. */
+  readonly #masterStatus = new Gauge<'name'>({
+    name: 'leader_election_master_status',
+    help: 'Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. \'name\' is the string used to identify the lease.',
+    labelNames: ['name'],
+    registers: [this.registry],
+  });
+  #terminating: (() => TerminatingReport) | null = null;
   readonly #concurrencyLimit = this.#gauge('api_concurrency_limit', 'API requests allowed in flight at once now: max_concurrency, or less after 429 answers.', []);
 
   constructor(options: MetricsOptions) {
@@ -93,6 +118,29 @@ export class Metrics {
     });
     this.#leader.set(0);
     this.#ownerServed.set(1);
+    // One pass over the cache per scrape: the first gauge collected computes, the second reuses it.
+    let report: TerminatingReport | undefined;
+    const terminating: Gauge<'reason'> = new Gauge({
+      name: `${PREFIX}terminating_pods`,
+      help: 'Terminating pods that still carry our finalizer, by why they wait (queued: due for removal); computed at scrape.',
+      labelNames: ['reason'],
+      registers: [this.registry],
+      collect: () => {
+        report = this.#terminating?.();
+        terminating.reset();
+        if (report !== undefined) for (const reason of TERMINATING_REASONS) terminating.set({ reason }, report[reason].count);
+      },
+    });
+    const oldest: Gauge<'reason'> = new Gauge({
+      name: `${PREFIX}oldest_terminating_pod_age_seconds`,
+      help: 'Age of the oldest Terminating pod that still carries our finalizer, by why it waits (0 when none); computed at scrape.',
+      labelNames: ['reason'],
+      registers: [this.registry],
+      collect: () => {
+        oldest.reset();
+        if (report !== undefined) for (const reason of TERMINATING_REASONS) oldest.set({ reason }, report[reason].oldestSeconds);
+      },
+    });
     this.#conflicts.inc(0);
     this.#forced.inc(0);
   }
@@ -131,6 +179,17 @@ export class Metrics {
   apiRequest(verb: string, code: number | string, seconds: number): void {
     this.#apiRequests.inc({ verb, code: String(code) });
     this.#apiDuration.observe({ verb }, seconds);
+    this.#restRequests.inc({ code: String(code), method: METHOD_OF_VERB[verb] ?? verb.toUpperCase(), host: this.#apiHost });
+  }
+
+  /** apiHost names the API server (host:port) in rest_client_requests_total's `host` label. */
+  apiHost(host: string): void {
+    this.#apiHost = host;
+  }
+
+  /** trackTerminating reports, at each scrape, the Terminating pods that keep our finalizer. */
+  trackTerminating(report: () => TerminatingReport): void {
+    this.#terminating = report;
   }
 
   /**
@@ -154,8 +213,10 @@ export class Metrics {
     this.#cacheSizes.set(resource, size);
   }
 
-  setLeader(leading: boolean): void {
+  /** setLeader publishes leadership; `lease` ("namespace/name") labels client-go's leader_election_master_status. */
+  setLeader(leading: boolean, lease?: string): void {
     this.#leader.set(leading ? 1 : 0);
+    if (lease !== undefined) this.#masterStatus.set({ name: lease }, leading ? 1 : 0);
   }
 
   /** recordConfig publishes the settings that shape behaviour as config_info's labels. */

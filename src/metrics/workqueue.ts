@@ -25,6 +25,8 @@ export interface QueueProgress {
   unfinishedWorkSeconds(): number;
   /** longestRunningProcessorSeconds: the running time of the oldest key a worker holds now. */
   longestRunningProcessorSeconds(): number;
+  /** inFlight: the keys workers hold now, i.e. the workers busy. */
+  inFlight(): number;
 }
 
 /** WORKQUEUE_DURATION_BUCKETS is client-go's ExponentialBuckets(10e-9, 10, 10), written out exactly. */
@@ -79,6 +81,14 @@ export class WorkqueueMetrics implements QueueObserver {
       'How many seconds has the longest running processor for workqueue been running.',
       (p) => p.longestRunningProcessorSeconds(),
     );
+    // controller-runtime's name for the workers busy now, read by its dashboards and by our alerts.
+    const active: Gauge<'controller'> = new Gauge({
+      name: 'controller_runtime_active_workers',
+      help: 'Number of currently used workers per controller',
+      labelNames: ['controller'],
+      registers,
+      collect: () => active.set({ controller: this.#name }, this.#progress === null ? 0 : this.#progress.inFlight()),
+    });
     // Zero series from the start, so that rate() and absent() see the queue before its first add.
     this.#adds.inc({ name }, 0);
     this.#retries.inc({ name }, 0);

@@ -252,6 +252,10 @@ test('stale is off by default: an unrecorded Terminating pod of a live Workflow 
   await waitResyncs(c, 3);
   assert.deepEqual(await versions(ns, ['deleted']), before);
   assert.deepEqual(removals(c.records), []);
+  // What an operator is paged on: a Terminating pod the engine has not recorded, and its age.
+  assert.equal(await metricValue(c.metrics, 'terminating_pods{reason="owner-alive-unrecorded"}'), 1);
+  assert.equal(await metricValue(c.metrics, 'terminating_pods{reason="queued"}'), 0);
+  assert.ok(((await metricValue(c.metrics, 'oldest_terminating_pod_age_seconds{reason="owner-alive-unrecorded"}')) ?? 0) >= 4);
   await c.stop();
 });
 

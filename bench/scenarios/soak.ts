@@ -71,7 +71,8 @@ export const soak: ClusterScenario = {
     await Promise.all(replicas.map((r) => r.ctl.waitReady(120_000)));
 
     const tally = { created: 0, wrongFrees: 0, checkedKept: 0, errors: 0 };
-    const deleted = new Set<string>();
+    /** Deleted Workflows, with when (ms into the run) their deletion was sent. */
+    const deleted = new Map<string, number>();
     let version = 'v1alpha1'; // the churn writes Workflows through v1 while v1alpha1 is not served
     const wfPath = (name = '') => `/apis/argoproj.io/${version}/namespaces/${NAMESPACE}/workflows${name ? `/${name}` : ''}`;
     const pending: Array<Promise<void>> = [];
@@ -92,7 +93,7 @@ export const soak: ClusterScenario = {
       const kind = i % 10 < 7 ? 'recorded' : i % 10 < 9 ? 'orphaned' : 'kept';
       const remove = async () => {
         await env.cluster.client.call('DELETE', wfPath(name), { propagationPolicy: 'Background' });
-        deleted.add(name);
+        deleted.set(name, at());
       };
       if (kind === 'recorded') {
         later(RECORD_AFTER_MS, () => mapConcurrent(pods, PODS_PER_WORKFLOW, (p) => env.cluster.patchPod(NAMESPACE, p.metadata.name, { metadata: { labels: { [COMPLETED_LABEL]: 'true' } } })).then(() => undefined));
@@ -176,6 +177,13 @@ export const soak: ClusterScenario = {
     // Nothing left behind: every pod of a deleted Workflow is freed (and then deleted by the GC).
     const leftBehind = async () => (await env.cluster.listPods(NAMESPACE)).filter((p) => deleted.has(p.metadata.labels?.[WORKFLOW_LABEL] ?? '') && p.metadata.finalizers?.includes(ARGO_FINALIZER)).length;
     const left = await env.cluster.waitFor(async () => ((await leftBehind()) === 0 ? 0 : undefined), 180_000, 'the last orphans to be freed').catch(async () => leftBehind());
+    if (left > 0) {
+      // Which Workflows' pods were left, and when they were deleted: which fault they met.
+      const held = (await env.cluster.listPods(NAMESPACE)).filter((p) => deleted.has(p.metadata.labels?.[WORKFLOW_LABEL] ?? '') && p.metadata.finalizers?.includes(ARGO_FINALIZER));
+      const byWorkflow = new Map<string, number>();
+      for (const p of held) byWorkflow.set(p.metadata.labels?.[WORKFLOW_LABEL] ?? '', (byWorkflow.get(p.metadata.labels?.[WORKFLOW_LABEL] ?? '') ?? 0) + 1);
+      out.notes.push(`left behind: ${[...byWorkflow].slice(0, 20).map(([wf, n]) => `${wf} (${n} pods, deleted at ${Math.round((deleted.get(wf) ?? 0) / 1000)} s${held.find((p) => p.metadata.labels?.[WORKFLOW_LABEL] === wf)?.metadata.deletionTimestamp ? ', Terminating' : ', not Terminating'})`).join('; ')}`);
+    }
     clearInterval(sampler);
     await Promise.all(replicas.filter((r) => !r.killed).map((r) => r.ctl.stop()));
     await pipe.stop();

@@ -268,6 +268,18 @@ test('the ServiceMonitor is accepted by the API server once its CRD exists (a mi
   assert.match(applied.stdout, /^servicemonitor\.monitoring\.coreos\.com\/finalizer-sweeper created \(server dry run\)$/m);
 });
 
+test('a flavour with the alerts and monitoring components is accepted by the API server once the Prometheus Operator\'s CRDs exist', async () => {
+  const rendered = await renderWith({ resources: [FLAVOURS.standalone], components: ['deploy/components/monitoring', 'deploy/components/alerts'] });
+  await ensureNamespaces(rendered.objects);
+  for (const crd of [SERVICE_MONITOR_CRD, PROMETHEUS_RULE_CRD]) await kubectl(['apply', '-f', '-'], JSON.stringify(crd));
+  await kubectl(['wait', '--for=condition=Established', 'crd/servicemonitors.monitoring.coreos.com', 'crd/prometheusrules.monitoring.coreos.com']);
+
+  const applied = await kubectl(['apply', '--dry-run=server', '-f', '-'], rendered.yaml);
+
+  assert.match(applied.stdout, /^prometheusrule\.monitoring\.coreos\.com\/finalizer-sweeper created \(server dry run\)$/m);
+  assert.match(applied.stdout, /^servicemonitor\.monitoring\.coreos\.com\/finalizer-sweeper created \(server dry run\)$/m);
+});
+
 // --- RBAC, as the API server's authorizer answers it ----------------------------------------
 
 /** Scope is where a flavour may read and patch pods: everywhere, or its own namespace only. */
@@ -418,6 +430,67 @@ test('the image build compiles every source file the CLI loads, and every packag
 });
 
 // --- helpers --------------------------------------------------------------------------------
+
+/**
+ * PROMETHEUS_RULE_CRD is the Prometheus Operator's PrometheusRule CRD with the part of its schema
+ * that matters here: groups of rules, each an alert or a record with an expression.
+ */
+const PROMETHEUS_RULE_CRD = {
+  apiVersion: 'apiextensions.k8s.io/v1',
+  kind: 'CustomResourceDefinition',
+  metadata: { name: 'prometheusrules.monitoring.coreos.com' },
+  spec: {
+    group: 'monitoring.coreos.com',
+    names: { kind: 'PrometheusRule', listKind: 'PrometheusRuleList', plural: 'prometheusrules', singular: 'prometheusrule' },
+    scope: 'Namespaced',
+    versions: [
+      {
+        name: 'v1',
+        served: true,
+        storage: true,
+        schema: {
+          openAPIV3Schema: {
+            type: 'object',
+            properties: {
+              spec: {
+                type: 'object',
+                properties: {
+                  groups: {
+                    type: 'array',
+                    items: {
+                      type: 'object',
+                      required: ['name', 'rules'],
+                      properties: {
+                        name: { type: 'string', minLength: 1 },
+                        interval: { type: 'string' },
+                        rules: {
+                          type: 'array',
+                          items: {
+                            type: 'object',
+                            required: ['expr'],
+                            properties: {
+                              alert: { type: 'string' },
+                              record: { type: 'string' },
+                              expr: { 'x-kubernetes-int-or-string': true },
+                              for: { type: 'string' },
+                              labels: { type: 'object', additionalProperties: { type: 'string' } },
+                              annotations: { type: 'object', additionalProperties: { type: 'string' } },
+                            },
+                          },
+                        },
+                      },
+                    },
+                  },
+                },
+              },
+            },
+            'x-kubernetes-preserve-unknown-fields': true,
+          },
+        },
+      },
+    ],
+  },
+};
 
 /** SERVICE_MONITOR_CRD is the Prometheus Operator's CRD reduced to its names: no schema is checked. */
 const SERVICE_MONITOR_CRD = {

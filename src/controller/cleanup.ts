@@ -70,7 +70,7 @@ export class Cleanup {
       read: async (namespace, name, priority) => {
         try {
           const wf = await o.readOwner(namespace, name, priority);
-          this.ownerAvailability.succeeded('read');
+          this.ownerAvailability.succeeded();
           o.metrics.ownerConfirmation(wf === null ? 'gone' : 'alive');
           return wf;
         } catch (err) {

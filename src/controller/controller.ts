@@ -39,7 +39,7 @@ export class Controller {
       onRecovered: () => this.#resyncIfLeading(),
       availability: {
         notServed: (err) => this.cleanup.ownerAvailability.notServed('list', err),
-        succeeded: () => this.cleanup.ownerAvailability.succeeded('list'),
+        succeeded: () => this.cleanup.ownerAvailability.succeeded(),
       },
       store: new Store<WorkflowMeta>(),
       trim: apis.trimWorkflow,

@@ -4,7 +4,10 @@
 // not evidence of anything, so no pod may be freed for owner-gone (the reconcile step asks
 // `served()`), the controller is unready, and one line says so per outage, not one per retry.
 // Both the owner list/watch and the live owner reads report here; either can see the outage
-// first, and the resource is served again only once every path that saw it has succeeded.
+// first, and a success on either ends it: a list or a read that works proves the resource is
+// served. (Waiting for the path that saw the outage to succeed again would keep the gate shut
+// for good when nothing needs a live read afterwards: orphans whose owners' deletion the watch
+// reported need none.)
 
 import type { OwnerResource } from '../config/settings.ts';
 import type { Logger } from '../log.ts';
@@ -42,9 +45,10 @@ export class OwnerAvailability {
     this.#o.onChange?.(false);
   }
 
-  /** succeeded records a success on `path`; the end of an outage is logged once. */
-  succeeded(path: Path): void {
-    if (!this.#missing.delete(path) || this.#missing.size > 0) return;
+  /** succeeded records a success on any path: the outage, if any, is over; logged once. */
+  succeeded(): void {
+    if (this.#missing.size === 0) return;
+    this.#missing.clear();
     this.#o.logger.info({ resource: this.#o.owner.resource }, `recovered: the API server serves ${resourceName(this.#o.owner)} again`);
     this.#o.onChange?.(true);
   }

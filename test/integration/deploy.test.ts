@@ -10,7 +10,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, matchesGlob, relative } from 'node:path';
 import { after, before, test, type TestContext } from 'node:test';
-import { loadAll } from 'js-yaml';
+import { dump, loadAll } from 'js-yaml';
 import ts from 'typescript';
 import yargs from 'yargs';
 import { defineControllerOptions, resolveSettings } from '../../src/config/index.ts';
@@ -408,6 +408,107 @@ for (const { flavour, account, workIn } of CONTROLLER_CASES) {
     assert.doesNotMatch(controller.output(), /forbidden|\b403\b/i);
   });
 }
+
+// --- the Helm route: values for Argo's community chart ---------------------------------------
+
+const HELM_VALUES = 'deploy/helm/argo-workflows-values.yaml';
+
+interface HelmValues {
+  controller: { extraContainers: Container[]; volumes: NonNullable<Deployment['spec']['template']['spec']['volumes']> };
+  extraObjects: KubeObject[];
+}
+
+async function helmValues(): Promise<HelmValues> {
+  return loadAll(await readFile(join(REPO, HELM_VALUES), 'utf8'))[0] as HelmValues;
+}
+
+/**
+ * chartTpl renders a values string as argo-workflows' extra-manifests.yaml does (`tpl (toYaml .) $`),
+ * for the expressions these values use and no other: any other expression fails the test.
+ */
+function chartTpl(text: string, release: { name: string; namespace: string }): string {
+  return text.replace(/\{\{-?\s*(.*?)\s*-?\}\}/g, (_m, expr: string) => {
+    if (expr === '.Release.Namespace') return release.namespace;
+    if (expr === '.Release.Name') return release.name;
+    if (expr === 'include "argo-workflows.controllerServiceAccountName" .') return controllerServiceAccountName(release.name);
+    throw new Error(`chartTpl: the values use {{ ${expr} }}, which this test does not render`);
+  });
+}
+
+/**
+ * controllerServiceAccountName is the chart's default controller service account (its
+ * argo-workflows.controller.fullname, with default values): the release name, followed by the
+ * chart's name unless the release name already contains it, then "-workflow-controller".
+ */
+function controllerServiceAccountName(release: string): string {
+  const fullname = release.includes('argo-workflows') ? release : `${release}-argo-workflows`;
+  return `${fullname.slice(0, 63).replace(/-+$/, '')}-workflow-controller`.slice(0, 63).replace(/-+$/, '');
+}
+
+async function renderHelmObjects(release: { name: string; namespace: string }): Promise<Rendered> {
+  const values = await helmValues();
+  const objects = values.extraObjects.map((o) => loadAll(chartTpl(dump(o), release))[0] as KubeObject);
+  return { objects, yaml: objects.map((o) => dump(o)).join('---\n') };
+}
+
+test('the Helm values add the very container, volumes, rules and settings that deploy/ has', async () => {
+  const values = await helmValues();
+  const sidecar = loadAll(await readFile(join(REPO, 'deploy/sidecar/container.yaml'), 'utf8'))[0] as Array<{ value: Container }>;
+  const volumes = loadAll(await readFile(join(REPO, 'deploy/sidecar/volumes.yaml'), 'utf8'))[0] as Deployment;
+  const rulesOf = async (file: string) => (loadAll(await readFile(join(REPO, file), 'utf8'))[0] as { rules: unknown }).rules;
+  const find = (kind: string) => values.extraObjects.find((o) => o.kind === kind) as KubeObject & Record<string, unknown>;
+
+  assert.deepEqual(values.controller.extraContainers, [sidecar[0]?.value]);
+  assert.deepEqual(values.controller.volumes, volumes.spec.template.spec.volumes);
+  assert.deepEqual(find('ClusterRole')['rules'], await rulesOf('deploy/base/clusterrole.yaml'));
+  assert.deepEqual(find('Role')['rules'], await rulesOf('deploy/base/leader-election-role.yaml'));
+  assert.deepEqual(find('ConfigMap')['data'], { 'finalizer-sweeper.yaml': await readFile(join(REPO, 'deploy/base/finalizer-sweeper.yaml'), 'utf8') });
+  assert.deepEqual(values.extraObjects.map((o) => o.kind).sort(), ['ClusterRole', 'ClusterRoleBinding', 'ConfigMap', 'Role', 'RoleBinding', 'Service']);
+});
+
+test('the chart\'s controller service account is named as the chart names it', () => {
+  assert.equal(controllerServiceAccountName('argo-workflows'), 'argo-workflows-workflow-controller');
+  assert.equal(controllerServiceAccountName('wf'), 'wf-argo-workflows-workflow-controller');
+});
+
+test('the Helm values\' objects, rendered for a release, let the chart\'s controller service account do exactly what the controller needs, and it frees an orphan with them', async (t) => {
+  const release = { name: 'wf', namespace: 'argo-helm' };
+  const account = controllerServiceAccountName(release.name);
+  const rendered = await renderHelmObjects(release);
+  // What the chart itself creates: the namespace's service account for its controller.
+  const chartOwn: KubeObject[] = [
+    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: release.namespace } },
+    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: account, namespace: release.namespace } },
+  ];
+  await kubectl(['apply', '-f', '-'], chartOwn.map((o) => dump(o)).join('---\n'));
+  await applyUntilTestEnds(t, rendered);
+
+  assert.deepEqual(await permissions(release.namespace, account), expectedPermissions('cluster'));
+
+  // The controller as the chart's pod runs it: the values' container, volumes and ConfigMap.
+  const values = await helmValues();
+  const pod: Deployment = {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: account, namespace: release.namespace },
+    spec: { template: { spec: { serviceAccountName: account, containers: values.controller.extraContainers, volumes: values.controller.volumes } } },
+  };
+  const cluster = new Cluster({ server: plane.server, caData: plane.caData, token: plane.token });
+  t.after(() => cluster.close());
+  const work = 'workflows-helm';
+  await cluster.createNamespace(work);
+  t.after(() => cluster.deleteNamespace(work));
+  const wf = await cluster.createWorkflow(newWorkflow({ namespace: work, name: 'wf' }));
+  await cluster.createPod(newPod({ namespace: work, name: 'wf-step', workflow: { name: 'wf', uid: wf.metadata.uid ?? '' } }));
+  const controller = await startController(t, containerLaunch(rendered.objects, pod), await serviceAccountKubeconfig(t, release.namespace, account));
+
+  await cluster.deleteWorkflow(work, 'wf');
+
+  await cluster.waitFor(async () => (await cluster.getPod(work, 'wf-step')) === null, 60_000, 'the pod to be freed and deleted').catch((err: unknown) => {
+    throw new Error(`${String(err)}; the controller's last output:\n${controller.output().slice(-4000)}`);
+  });
+  assert.doesNotMatch(controller.output(), /forbidden|\b403\b/i);
+});
 
 // --- the image ------------------------------------------------------------------------------
 

@@ -201,3 +201,18 @@ test('one caller giving up does not fail the shared read for the other pods of t
   assert.deepEqual(await second, { kind: 'gone' });
   assert.equal(reads, 1);
 });
+
+test('a read that found the owner alive serves its pods for a few seconds only: an owner deleted later, which the cache never saw, is read again', async () => {
+  const state: { live: WorkflowMeta | null; reads: number } = { live: workflow(), reads: 0 };
+  let t = 0;
+  const r = new OwnerResolver({ cache: { get: () => undefined }, read: async () => (state.reads++, state.live), now: () => t });
+  t = 1;
+  assert.deepEqual(await r.confirmedState(pod({ uid: 'a' }), 0, 0), { kind: 'alive', completed: 'no' });
+  t = 2;
+  assert.deepEqual(await r.confirmedState(pod({ uid: 'b' }), 0, 0), { kind: 'alive', completed: 'no' }, 'shared within the burst');
+  assert.equal(state.reads, 1);
+  state.live = null; // deleted while the owner watch was down: no DELETE event will come
+  t = 10_000;
+  assert.deepEqual(await r.confirmedState(pod({ uid: 'a' }), 0, 0), { kind: 'gone' });
+  assert.equal(state.reads, 2);
+});

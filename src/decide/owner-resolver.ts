@@ -4,7 +4,8 @@
 // confirmed by a live read before they can justify a removal.
 //
 // Reads are shared: one per owner, not one per pod. A read is reused for a pod only if it
-// started after that pod was first observed, because:
+// started after that pod was first observed (and, if it found the owner alive, only for a few
+// seconds: see FRESH_MS), because:
 //   - owner absence: the owner was created before its pod, so a read issued after we saw the pod
 //     that finds no owner (or another UID under its name) proves that UID is gone for good; an
 //     earlier read might predate a same-named Workflow's re-creation;
@@ -28,7 +29,17 @@ export type OwnerReader = (namespace: string, name: string, priority: number) =>
 interface Read {
   startedAt: number;
   result: Promise<WorkflowMeta | null>;
+  /** gone: the read found no owner (set once it settles). */
+  gone?: boolean;
 }
+
+/**
+ * FRESH_MS is how long a read that found the owner alive may serve other pods: long enough for
+ * a burst of its pods to share it, short enough that it never stands in for the cache. An owner
+ * created and deleted while the owner watch was down never reaches the cache, so a read that once
+ * found it alive must not answer for it forever.
+ */
+const FRESH_MS = 5_000;
 
 /** What is remembered is capped; forgetting an entry only costs another read. */
 const MAX_REMEMBERED = 100_000;
@@ -105,7 +116,8 @@ export class OwnerResolver {
   #readAfter(namespace: string, name: string, observedAt: number, priority: number, signal?: AbortSignal): Promise<WorkflowMeta | null> {
     const key = `${namespace}/${name}`;
     const last = this.#reads.get(key);
-    if (last !== undefined && last.startedAt > observedAt) return untilAborted(last.result, signal);
+    const usable = last !== undefined && last.startedAt > observedAt && (last.gone === true || this.#now() - last.startedAt < FRESH_MS);
+    if (usable) return untilAborted(last.result, signal);
 
     const read: Read = { startedAt: this.#now(), result: this.#read(namespace, name, priority) };
     this.readsIssued++;
@@ -113,9 +125,12 @@ export class OwnerResolver {
     if (this.#reads.size >= MAX_REMEMBERED) this.#reads.delete(this.#reads.keys().next().value as string);
     this.#reads.set(key, read);
     // A failed read must not be reused: the next pod retries it.
-    read.result.catch(() => {
-      if (this.#reads.get(key) === read) this.#reads.delete(key);
-    });
+    read.result.then(
+      (wf) => void (read.gone = wf === null),
+      () => {
+        if (this.#reads.get(key) === read) this.#reads.delete(key);
+      },
+    );
     return untilAborted(read.result, signal);
   }
 }

@@ -168,7 +168,9 @@ export class Controller {
 
   /**
    * #resyncIfLeading decides every pod again at once after an outage (the API server unreachable,
-   * the owner resource not served): keys tried during it may have backed off for minutes.
+   * the owner resource not served) or a relist: keys tried during it may have backed off for
+   * minutes, and a pod decided on a live read during the gap (its owner alive then, unknown to the
+   * cache) hears of nothing when that owner goes, if the owner watch never saw it come.
    */
   #resyncIfLeading(): void {
     if (this.#leading) this.resync();

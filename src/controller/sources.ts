@@ -33,7 +33,10 @@ export class Source<T extends Versioned, S extends Store<T> = Store<T>> {
     store: S;
     trim(obj: MetaObject): T;
     labelSelector?: string;
-    /** onRecovered: a list or watch works again after failing (the API server is back). */
+    /**
+     * onRecovered: a list or watch works again after failing, or the resource was listed again
+     * (after a 410 or a failure): objects created and deleted in the gap were never seen.
+     */
     onRecovered?: () => void;
     /** availability: told of outages of the resource (404 on list/watch) instead of the generic log lines. */
     availability?: { notServed(err: unknown): void; succeeded(): void };
@@ -72,6 +75,7 @@ export class Source<T extends Versioned, S extends Store<T> = Store<T>> {
         relisted: (resource) => {
           alive();
           o.metrics.watchRelist(resource);
+          o.onRecovered?.();
         },
         event: (resource) => {
           alive();

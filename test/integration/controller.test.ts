@@ -595,3 +595,37 @@ test('while the owner resource answers 404 without naming an object, live Workfl
   assert.deepEqual(keptNow, new Map(kept.map((n) => [n, before.get(n)])), 'the live Workflows\' pods untouched');
   await c.stop();
 });
+
+test('a Workflow created and deleted while its resource was not served: once served again, its pods are freed', async (t) => {
+  const ns = await newNamespace(t);
+  const group = `outage-${randomBytes(3).toString('hex')}.example.com`;
+  const crdPath = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/workflows.${group}`;
+  const crd = await twoVersionCrd(group);
+  t.after(() => cluster.client.call('DELETE', crdPath).catch(() => undefined));
+  await installCrds(cluster.client, [crd]);
+  const serve = async (served: boolean) => {
+    const versions = crd.spec.versions.map((v) => ({ ...v, served: v.name === 'v1alpha1' ? served : v.served }));
+    await cluster.client.call('PATCH', crdPath, { spec: { versions } }, 'application/merge-patch+json');
+  };
+  const v1 = `/apis/${group}/v1/namespaces/${ns}/workflows`;
+  const c = await run(t, { namespaces: [ns], owner: { group, version: 'v1alpha1', resource: 'workflows', kind: 'Workflow' } });
+  await serve(false);
+  await cluster.waitFor(async () => !c.controller.ownerResourceServed(), LONG, 'the controller to see the outage');
+
+  const wf = (await cluster.client.call('POST', v1, { apiVersion: `${group}/v1`, kind: 'Workflow', metadata: { name: 'brief' }, spec: {} })) as { metadata: { uid: string } };
+  const pods = podsOf(ns, { name: 'brief', uid: wf.metadata.uid }, 'brief', 5).map((p) => {
+    p.metadata.ownerReferences = [{ apiVersion: `${group}/v1alpha1`, kind: 'Workflow', name: 'brief', uid: wf.metadata.uid, controller: true }];
+    return p;
+  });
+  await cluster.createPods(pods);
+  const failedReads = async () => (await metricValue(c.metrics, 'owner_confirmations_total{result="failed"}')) ?? 0;
+  await cluster.waitFor(async () => (await failedReads()) >= 2, LONG, 'owner reads answered 404 during the outage');
+  await cluster.client.call('DELETE', `${v1}/brief`);
+  await serve(true);
+
+  await waitFreed(ns, names(pods)).catch((err: unknown) => {
+    const lines = c.records.filter((r) => String(r.pod ?? '').includes('brief-000') || r.resource === 'workflows' || /owner resource|recovered|resync/.test(r.msg));
+    throw new Error(`${String(err)}\n${lines.slice(-40).map((r) => JSON.stringify(r)).join('\n')}`);
+  });
+  assert.deepEqual([...new Set(removals(c.records).map((r) => r.reason))], ['owner-gone']);
+});

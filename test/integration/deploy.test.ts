@@ -268,8 +268,8 @@ test('the ServiceMonitor is accepted by the API server once its CRD exists (a mi
   assert.match(applied.stdout, /^servicemonitor\.monitoring\.coreos\.com\/finalizer-sweeper created \(server dry run\)$/m);
 });
 
-test('a flavour with the alerts and monitoring components is accepted by the API server once the Prometheus Operator\'s CRDs exist', async () => {
-  const rendered = await renderWith({ resources: [FLAVOURS.standalone], components: ['deploy/components/monitoring', 'deploy/components/alerts'] });
+test('a flavour with the alerts, dashboard and monitoring components is accepted by the API server once the Prometheus Operator\'s CRDs exist', async () => {
+  const rendered = await renderWith({ resources: [FLAVOURS.standalone], components: ['deploy/components/monitoring', 'deploy/components/alerts', 'deploy/components/dashboard'] });
   await ensureNamespaces(rendered.objects);
   for (const crd of [SERVICE_MONITOR_CRD, PROMETHEUS_RULE_CRD]) await kubectl(['apply', '-f', '-'], JSON.stringify(crd));
   await kubectl(['wait', '--for=condition=Established', 'crd/servicemonitors.monitoring.coreos.com', 'crd/prometheusrules.monitoring.coreos.com']);
@@ -277,6 +277,9 @@ test('a flavour with the alerts and monitoring components is accepted by the API
   const applied = await kubectl(['apply', '--dry-run=server', '-f', '-'], rendered.yaml);
 
   assert.match(applied.stdout, /^prometheusrule\.monitoring\.coreos\.com\/finalizer-sweeper created \(server dry run\)$/m);
+  assert.match(applied.stdout, /^configmap\/finalizer-sweeper-dashboard created \(server dry run\)$/m);
+  const dashboard = find(rendered.objects, 'ConfigMap', 'finalizer-sweeper-dashboard');
+  assert.equal(dashboard.metadata.labels?.['grafana_dashboard'], '1', 'the label the Grafana sidecar looks for');
   assert.match(applied.stdout, /^servicemonitor\.monitoring\.coreos\.com\/finalizer-sweeper created \(server dry run\)$/m);
 });
 

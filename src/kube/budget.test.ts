@@ -3,6 +3,7 @@
 // test says so, and whatever needs no timer happens at once. No assertion depends on wall time.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
+import Bottleneck from 'bottleneck';
 import { Limiter, type Rate } from './budget.ts';
 
 function mockTime(t: TestContext): { advance(ms: number, step?: number): Promise<void> } {
@@ -309,6 +310,17 @@ test('aborting a call waiting for a slot frees its place', async (t) => {
   await settle();
   assert.deepEqual(started, ['b', 'c']);
   assert.equal(l.queued, 0);
+});
+
+test('a call bottleneck rejects (a stopped limiter, an expired job) fails with its error and stops counting as queued', async (t) => {
+  mockTime(t);
+  const l = limiter(t, {});
+  // The budget never stops bottleneck nor sets expirations, so the rejection is staged here.
+  t.mock.method(Bottleneck.prototype, 'schedule', () => Promise.reject(new Bottleneck.BottleneckError('This limiter has been stopped.')));
+  const { started, job } = recorder();
+  await assert.rejects(l.schedule(5, job('a')), /stopped/);
+  assert.equal(l.queued, 0);
+  assert.deepEqual(started, []);
 });
 
 test('a signal that already fired rejects without running the call', async (t) => {

@@ -7,6 +7,7 @@ import { createLogger, type Logger } from '../log.ts';
 import { Metrics } from '../metrics/metrics.ts';
 import { startHealthServer, startMetricsServer, type Serving } from '../metrics/server.ts';
 import { Controller } from '../controller/controller.ts';
+import { startEvents } from '../events/start.ts';
 import type { ApiClient } from '../kube/client.ts';
 import { LeaseElector, defaultIdentity } from '../leader/lease-elector.ts';
 import { connect, leaderElectionClient } from './connect.ts';
@@ -14,6 +15,9 @@ import { EXIT } from './exit-codes.ts';
 import { releaseMemory } from './release-memory.ts';
 import { Shutdown } from './shutdown.ts';
 import { VERSION } from '../version.ts';
+
+/** How long a stopping controller waits for its pending Events to be written. */
+const EVENTS_CLOSE_MS = 5_000;
 
 export async function runController(settings: Settings): Promise<number> {
   const logger = createLogger(settings);
@@ -28,7 +32,8 @@ export async function runController(settings: Settings): Promise<number> {
   }
   const { client, transport } = connection;
 
-  const controller = new Controller({ settings, client, metrics, logger });
+  const events = startEvents({ settings, client, metrics, logger, command: 'controller' });
+  const controller = new Controller({ settings, client, metrics, logger, events: events.removals });
   const servers: Array<Serving | null> = [];
   try {
     servers.push(await startMetricsServer(settings.metricsBindAddress, metrics.registry));
@@ -59,6 +64,8 @@ export async function runController(settings: Settings): Promise<number> {
   const work = leaseClient !== null ? leadWhenElected(settings, controller, leaseClient, metrics, logger, shutdown) : leadAlone(controller, metrics, shutdown);
 
   await Promise.all([caches, work]);
+  // Events still pending get a few seconds (none once the shutdown timeout has run out).
+  await events.close(shutdown.abort.aborted ? 0 : Math.min(EVENTS_CLOSE_MS, settings.shutdownTimeoutMs));
   await closeAll(servers);
   client.close();
   leaseClient?.close();

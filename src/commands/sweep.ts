@@ -10,6 +10,7 @@ import { Metrics } from '../metrics/metrics.ts';
 import { Store } from '../cache/store.ts';
 import type { MetaObject, PodMeta, WorkflowMeta } from '../kube/objects.ts';
 import { ApiError, isForbidden, isNetworkError, isNotFound, isUnauthorized } from '../kube/errors.ts';
+import { startEvents } from '../events/start.ts';
 import { Cleanup } from '../controller/cleanup.ts';
 import { resourceApis } from '../controller/api.ts';
 import { connect } from './connect.ts';
@@ -23,6 +24,8 @@ import { VERSION } from '../version.ts';
 /** A pod whose removal keeps failing transiently is given up after this many tries. */
 const MAX_TRIES = 5;
 const IDLE_POLL_MS = 25;
+/** How long a finished sweep waits for its Events to be written (a recorder write is quick, or dropped). */
+const EVENTS_CLOSE_MS = 10_000;
 
 export async function runSweep(settings: Settings): Promise<number> {
   const started = performance.now();
@@ -50,6 +53,7 @@ async function sweep(settings: Settings, logger: Logger, shutdown: Shutdown, dis
   const tally = new SweepTally();
   const tries = new Map<string, number>();
   let removalsLeft = settings.maxRemovals ?? Infinity;
+  const events = startEvents({ settings, client, metrics, logger, command: 'sweep' });
   const cleanup = new Cleanup({
     settings,
     pods,
@@ -60,6 +64,7 @@ async function sweep(settings: Settings, logger: Logger, shutdown: Shutdown, dis
     logger,
     outageConsequence: 'No pod is freed for owner-gone while it is not served; the pods concerned are reported as failed',
     quota: { take: () => removalsLeft > 0 && removalsLeft-- > 0, giveBack: () => void removalsLeft++ },
+    events: events.removals,
   });
   const startWork = () =>
     cleanup.run({
@@ -101,6 +106,8 @@ async function sweep(settings: Settings, logger: Logger, shutdown: Shutdown, dis
   } finally {
     cleanup.queue.shutDown();
     await work;
+    // The Events that say what was done, written before the report; an interrupted sweep waits for none.
+    await events.close(shutdown.stop.aborted ? 0 : EVENTS_CLOSE_MS);
     display.stop();
     client.close();
   }

@@ -8,7 +8,7 @@ import {
   qualifiedNameProblem,
 } from './names.ts';
 import type { Settings } from './settings.ts';
-import { API_BUDGET_MODES, FALLBACK_API_RATE, REASONS } from './settings.ts';
+import { API_BUDGET_MODES, EVENTS_LEVELS, FALLBACK_API_RATE, REASONS } from './settings.ts';
 import type { Parser } from './values.ts';
 import {
   boolean,
@@ -190,6 +190,11 @@ export const KEYS: readonly SettingSpec[] = [
     key: 'dryRun', commands: BOTH, group: 'Work:',
     describe: 'Decide and log, but patch nothing.',
     parse: boolean, get: (s) => s.dryRun, set: (s, v) => { s.dryRun = v; },
+  }),
+  define({
+    key: 'events', commands: BOTH, group: 'Work:',
+    describe: 'Kubernetes Events to write: all (a summary per Workflow of the pods freed, and warnings), warnings (forced removals, pods with no owner) or none.',
+    parse: oneOf(EVENTS_LEVELS), get: (s) => s.events, set: (s, v) => { s.events = v; },
   }),
   define({
     key: 'listPageSize', commands: BOTH, group: 'Work:',

@@ -31,6 +31,13 @@ export interface Conventions {
 export type ApiBudgetMode = 'auto' | 'qps' | 'apf';
 export const API_BUDGET_MODES: readonly ApiBudgetMode[] = ['auto', 'qps', 'apf'];
 
+/**
+ * EventsLevel chooses the Kubernetes Events written (see events/removal-events.ts): `all` adds a
+ * Normal event per Workflow summarizing the pods freed to the Warnings that `warnings` writes.
+ */
+export type EventsLevel = 'none' | 'warnings' | 'all';
+export const EVENTS_LEVELS: readonly EventsLevel[] = ['none', 'warnings', 'all'];
+
 /** FALLBACK_API_RATE is the QPS and burst that apply where a cap applies and none was given. */
 export const FALLBACK_API_RATE = { qps: 100, burst: 200 } as const;
 
@@ -55,6 +62,7 @@ export interface Settings {
   forceAfterMs: number | null; // null: the `stale` reason is off
   dryRun: boolean;
   listPageSize: number;
+  events: EventsLevel;
 
   // Serving and lifecycle (controller only).
   metricsBindAddress: string; // "" or "0" disables
@@ -98,6 +106,7 @@ export const DEFAULTS: Settings = {
   forceAfterMs: null,
   dryRun: false,
   listPageSize: 500,
+  events: 'all',
   metricsBindAddress: ':8080',
   healthProbeBindAddress: ':8081',
   leaderElect: true,

@@ -17,6 +17,7 @@ import { classify } from '../work/classify.ts';
 import { runWorkers } from '../work/workers.ts';
 import { isResourceNotServed } from '../kube/errors.ts';
 import { OwnerAvailability } from './owner-availability.ts';
+import { NO_EVENTS, type RemovalEvents } from '../events/removal-events.ts';
 
 export interface CleanupOptions {
   settings: Settings;
@@ -32,6 +33,8 @@ export interface CleanupOptions {
   outageConsequence: string;
   /** Told when the owner resource stops or starts being served. */
   onOwnerAvailability?: (served: boolean) => void;
+  /** The Kubernetes Events that say what was removed and why (none by default). */
+  events?: RemovalEvents;
 }
 
 /** Backoff for keys that keep failing: 100 ms doubling to 5 minutes. */
@@ -49,9 +52,13 @@ export class Cleanup {
   readonly #firstSeen = new Map<string, number>();
   /** Key → when first queued, for the removal latency; cleared when the key's work ends. */
   readonly #queuedAt = new Map<string, number>();
+  /** UIDs of the pods an unattributable-pod Event was written for: one Event per pod, not per resync. */
+  readonly #reportedUnattributable = new Set<string>();
+  readonly #events: RemovalEvents;
 
   constructor(o: CleanupOptions) {
     this.#o = o;
+    this.#events = o.events ?? NO_EVENTS;
     const s = o.settings;
     this.policy = { finalizer: s.finalizer, forceAfterMs: s.forceAfterMs };
     this.queue = new PriorityQueue({ observer: o.metrics.queue, backoff: new ExponentialBackoff(RETRY_BACKOFF) });
@@ -143,12 +150,17 @@ export class Cleanup {
   /** forgetPod drops what is remembered of a deleted pod. */
   forgetPod(pod: PodMeta): void {
     this.#firstSeen.delete(pod.uid);
+    this.#reportedUnattributable.delete(pod.uid);
   }
 
   /** triage decides from the cache alone and queues what may be removed, at its urgency. */
   triage(pod: PodMeta): Decision {
     const d = decide(pod, this.owners.cachedState(pod), Date.now(), this.policy);
     if (isActionable(d)) this.enqueue(objectKey(pod), d.priority);
+    else if (d.action === 'wait' && d.why === 'unattributable' && !this.#reportedUnattributable.has(pod.uid)) {
+      this.#reportedUnattributable.add(pod.uid);
+      this.#events.unattributable(pod);
+    }
     return d;
   }
 
@@ -222,6 +234,7 @@ export class Cleanup {
     switch (outcome.kind) {
       case 'removed':
         metrics.removalLatency(outcome.reason, latency);
+        this.#events.removed(outcome.pod, outcome.reason);
         if (outcome.reason === 'stale') logger.warn(fields, 'finalizer removed by --force-after: the pod was Terminating too long');
         else logger.info(fields, 'finalizer removed');
         break;

@@ -13,6 +13,7 @@ import { significantOwnerChange, significantPodChange } from './event-filter.ts'
 import { Source, type PodSource, type WorkflowSource } from './sources.ts';
 import { resourceApis } from './api.ts';
 import { PodStore, Store } from '../cache/store.ts';
+import type { RemovalEvents } from '../events/removal-events.ts';
 
 /** How often pods_waiting is recounted from the cache. */
 const WAITING_RECOUNT_MS = 15_000;
@@ -27,7 +28,7 @@ export class Controller {
   /** #leading: lead() is working the queue. */
   #leading = false;
 
-  constructor(o: { settings: Settings; client: ApiClient; metrics: Metrics; logger: Logger }) {
+  constructor(o: { settings: Settings; client: ApiClient; metrics: Metrics; logger: Logger; events?: RemovalEvents }) {
     this.#o = o;
     const apis = resourceApis(o.settings, o.client);
     const common = { settings: o.settings, metrics: o.metrics, logger: o.logger };
@@ -89,6 +90,7 @@ export class Controller {
       metrics: o.metrics,
       logger: o.logger,
       outageConsequence: 'Retrying until it is served; no pod is freed for owner-gone meanwhile, and the controller stays unready',
+      ...(o.events !== undefined ? { events: o.events } : {}),
       onOwnerAvailability: (served) => {
         if (served) this.#resyncIfLeading();
       },

@@ -66,6 +66,7 @@ export class Metrics {
   readonly #waiting = this.#gauge('pods_waiting', 'Pods that keep our finalizer for now, by why.', ['reason']);
   readonly #conflicts = this.#counter('conflicts_total', 'Writes refused with 409 Conflict (stale resourceVersion).', []);
   readonly #forced = this.#counter('forced_removals_total', 'Removals allowed only by --force-after (reason stale).', []);
+  readonly #events = this.#counter('events_total', 'Kubernetes Events by type, reason and result: created, updated (a series counted on), dropped (rate-limited, overflow, refused, closed).', ['type', 'reason', 'result']);
   readonly #confirmations = this.#counter('owner_confirmations_total', 'Live reads of an owner, by what they confirmed.', ['result']);
   readonly #apiRequests = this.#counter('api_requests_total', 'Kubernetes API requests by verb and HTTP status code.', ['verb', 'code']);
   readonly #apiDuration = new Histogram<'verb'>({
@@ -161,6 +162,11 @@ export class Metrics {
     this.#waiting.reset();
     const all: Record<WaitReason, number> = { 'owner-alive-unrecorded': 0, unattributable: 0, ...counts };
     for (const [reason, n] of Object.entries(all)) this.#waiting.set({ reason }, n);
+  }
+
+  /** event counts one Event write, or one occurrence or write given up. */
+  event(type: string, reason: string, result: 'created' | 'updated' | 'dropped'): void {
+    this.#events.inc({ type, reason, result });
   }
 
   conflict(): void {

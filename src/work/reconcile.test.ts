@@ -69,7 +69,7 @@ function harness(opts: { cached?: PodMeta; owner?: OwnerState; confirmed?: Owner
 
 test('reconcile: a recorded pod loses exactly our finalizer, with the cached resourceVersion', async () => {
   const h = harness({ cached: pod() });
-  assert.deepEqual(await h.r.reconcile('ns/p', 2), { kind: 'removed', reason: 'recorded', attempts: 1, conflicts: 0 });
+  assert.deepEqual(await h.r.reconcile('ns/p', 2), { kind: 'removed', reason: 'recorded', attempts: 1, conflicts: 0, pod: pod() });
   assert.deepEqual(h.writes, [{ metadata: { resourceVersion: '10', finalizers: ['a.io/first'] } }]);
 });
 
@@ -100,7 +100,7 @@ test('reconcile: an owner missing from the cache but alive in the API keeps the 
 test('reconcile: a 409 re-reads the pod and retries with the new resourceVersion, keeping the other party\'s new finalizer', async () => {
   const fresh = pod({ resourceVersion: '11', finalizers: ['a.io/first', OURS, 'b.io/added'] });
   const h = harness({ cached: pod(), patches: [new ApiFailure('conflict'), null], reads: [fresh] });
-  assert.deepEqual(await h.r.reconcile('ns/p', 2), { kind: 'removed', reason: 'recorded', attempts: 2, conflicts: 1 });
+  assert.deepEqual(await h.r.reconcile('ns/p', 2), { kind: 'removed', reason: 'recorded', attempts: 2, conflicts: 1, pod: fresh });
   assert.deepEqual(h.writes[1], { metadata: { resourceVersion: '11', finalizers: ['a.io/first', 'b.io/added'] } });
 });
 

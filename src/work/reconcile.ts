@@ -21,7 +21,8 @@ export interface Failure {
 }
 
 export type Outcome =
-  | { kind: 'removed'; reason: Reason; attempts: number; conflicts: number }
+  /** `pod` is the pod as the removal found it (its owner, for the events about it). */
+  | { kind: 'removed'; reason: Reason; attempts: number; conflicts: number; pod: PodMeta }
   | { kind: 'dry-run'; reason: Reason; conflicts: number }
   /** The pod, or our finalizer on it, was already gone. */
   | { kind: 'already-gone'; reason: Reason | null; conflicts: number }
@@ -163,7 +164,7 @@ export class Reconciler {
     s.attempts++;
     try {
       await o.api.patch(s.pod.namespace, s.pod.name, patch, decision.priority, signal);
-      return { kind: 'removed', reason, attempts: s.attempts, conflicts };
+      return { kind: 'removed', reason, attempts: s.attempts, conflicts, pod: s.pod };
     } catch (err) {
       o.quota?.giveBack();
       const f = o.classify(err);

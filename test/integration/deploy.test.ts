@@ -313,6 +313,10 @@ const PERMISSION_CHECKS: { verb: string; resource: string; where: 'own' | 'other
   { verb: 'list', resource: 'secrets', where: 'all' },
   { verb: 'get', resource: 'configmaps', where: 'own' },
   { verb: 'create', resource: 'events', where: 'own' },
+  ...['create', 'patch'].flatMap((verb) =>
+    (['own', 'other'] as const).map((where) => ({ verb, resource: 'events.events.k8s.io', where })),
+  ),
+  ...['get', 'list', 'watch', 'update', 'delete'].map((verb) => ({ verb, resource: 'events.events.k8s.io', where: 'own' as const })),
 ];
 
 function checkName(c: (typeof PERMISSION_CHECKS)[number]): string {
@@ -326,6 +330,8 @@ function expectedPermissions(scope: Scope): Record<string, boolean> {
     const reach = c.where === 'own' || scope === 'cluster';
     if (c.resource === 'pods') return reach && ['get', 'list', 'watch', 'patch'].includes(c.verb);
     if (c.resource === 'workflows.argoproj.io') return reach && ['get', 'list', 'watch'].includes(c.verb);
+    // Events (events.k8s.io/v1) about the pods and Workflows it works on: written, never read.
+    if (c.resource === 'events.events.k8s.io') return reach && ['create', 'patch'].includes(c.verb);
     if (c.resource === 'leases.coordination.k8s.io') return c.where === 'own' && c.verb === 'create';
     if (c.resource === 'leases.coordination.k8s.io/finalizer-sweeper') return c.where === 'own' && ['get', 'update'].includes(c.verb);
     return false;
@@ -408,8 +414,16 @@ for (const { flavour, account, workIn } of CONTROLLER_CASES) {
       'GET', `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/finalizer-sweeper`,
     );
     assert.ok(lease.spec?.holderIdentity, 'the controller should hold its Lease');
+    await waitForRemovalEvent(cluster, workNamespace);
     assert.doesNotMatch(controller.output(), /forbidden|\b403\b/i);
   });
+}
+
+/** waitForRemovalEvent waits for the Event the controller writes about a freed pod's Workflow: its RBAC lets it. */
+async function waitForRemovalEvent(cluster: Cluster, namespace: string): Promise<void> {
+  type Events = { items: Array<{ reason: string; reportingController: string }> };
+  const written = async () => (await cluster.client.call<Events>('GET', `/apis/events.k8s.io/v1/namespaces/${namespace}/events`)).items.some((e) => e.reportingController === 'finalizer-sweeper' && e.reason === 'FinalizersRemoved');
+  await cluster.waitFor(written, 60_000, 'the controller\'s Event about the freed pod');
 }
 
 // --- the Helm route: values for Argo's community chart ---------------------------------------
@@ -510,6 +524,7 @@ test('the Helm values\' objects, rendered for a release, let the chart\'s contro
   await cluster.waitFor(async () => (await cluster.getPod(work, 'wf-step')) === null, 60_000, 'the pod to be freed and deleted').catch((err: unknown) => {
     throw new Error(`${String(err)}; the controller's last output:\n${controller.output().slice(-4000)}`);
   });
+  await waitForRemovalEvent(cluster, work);
   assert.doesNotMatch(controller.output(), /forbidden|\b403\b/i);
 });
 

@@ -1,0 +1,62 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { DEFAULTS, type EventsLevel, type Reason } from '../config/settings.ts';
+import type { PodMeta } from '../kube/objects.ts';
+import type { EventSpec } from './recorder.ts';
+import { removalEvents } from './removal-events.ts';
+
+function pod(over: Partial<PodMeta> = {}): PodMeta {
+  return {
+    namespace: 'ns', name: 'p', uid: 'pu', resourceVersion: '1', deletionTimestamp: null,
+    finalizers: [DEFAULTS.finalizer], completedLabel: null, workflowLabel: 'wf', owner: { name: 'wf', uid: 'wu' }, ...over,
+  };
+}
+
+function emitted(level: EventsLevel, act: (e: ReturnType<typeof removalEvents>) => void): string[] {
+  const specs: EventSpec[] = [];
+  act(removalEvents((s) => specs.push(s), { ...DEFAULTS, events: level, forceAfterMs: 3_600_000 }));
+  return specs.map((s) => `${s.type} ${s.reason} ${s.regarding.kind}/${s.regarding.name}${s.regarding.uid ? `@${s.regarding.uid}` : ''}`);
+}
+
+const CASES: Array<{ level: EventsLevel; reason: Reason; want: string[] }> = [
+  { level: 'all', reason: 'owner-gone', want: ['Normal FinalizersRemoved Workflow/wf@wu'] },
+  { level: 'all', reason: 'pod-deleting', want: ['Normal FinalizersRemoved Workflow/wf@wu'] },
+  { level: 'all', reason: 'recorded', want: ['Normal FinalizersRemoved Workflow/wf@wu'] },
+  { level: 'all', reason: 'stale', want: ['Warning ForcedFinalizerRemoval Pod/p@pu', 'Warning ForcedFinalizerRemoval Workflow/wf@wu'] },
+  { level: 'warnings', reason: 'owner-gone', want: [] },
+  { level: 'warnings', reason: 'recorded', want: [] },
+  { level: 'warnings', reason: 'stale', want: ['Warning ForcedFinalizerRemoval Pod/p@pu', 'Warning ForcedFinalizerRemoval Workflow/wf@wu'] },
+  { level: 'none', reason: 'owner-gone', want: [] },
+  { level: 'none', reason: 'stale', want: [] },
+];
+
+for (const c of CASES) {
+  test(`--events ${c.level}, a removal for ${c.reason}: ${c.want.length === 0 ? 'no Event' : c.want.join(', ')}`, () => {
+    assert.deepEqual(emitted(c.level, (e) => e.removed(pod(), c.reason)), c.want);
+  });
+}
+
+test('every removal of one Workflow\'s pods for one reason is the same Event: one series, whatever the pod', () => {
+  const specs: EventSpec[] = [];
+  const e = removalEvents((s) => specs.push(s), { ...DEFAULTS, events: 'all' });
+  e.removed(pod({ name: 'a', uid: 'a' }), 'owner-gone');
+  e.removed(pod({ name: 'b', uid: 'b' }), 'owner-gone');
+  assert.deepEqual(specs[0], specs[1]);
+});
+
+test('a pod attributed by its workflow label alone names its Workflow without a UID', () => {
+  assert.deepEqual(emitted('all', (e) => e.removed(pod({ owner: null }), 'owner-gone')), ['Normal FinalizersRemoved Workflow/wf']);
+});
+
+test('a pod naming no owner: a Warning on the pod, at warnings and all, none at none', () => {
+  const anon = pod({ owner: null, workflowLabel: null });
+  assert.deepEqual(emitted('all', (e) => e.unattributable(anon)), ['Warning UnattributablePod Pod/p@pu']);
+  assert.deepEqual(emitted('warnings', (e) => e.unattributable(anon)), ['Warning UnattributablePod Pod/p@pu']);
+  assert.deepEqual(emitted('none', (e) => e.unattributable(anon)), []);
+});
+
+test('the forced-removal note names the --force-after limit', () => {
+  const specs: EventSpec[] = [];
+  removalEvents((s) => specs.push(s), { ...DEFAULTS, events: 'warnings', forceAfterMs: 3_600_000 }).removed(pod(), 'stale');
+  assert.match(specs[0]?.note ?? '', /--force-after \(1h0m0s\)/);
+});

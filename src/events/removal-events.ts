@@ -1,0 +1,78 @@
+// RemovalEvents says, as Kubernetes Events, who removed finalizers and why, at the level the
+// --events setting asks for:
+//   all:      a Normal event on the owner Workflow per reason, aggregated over its pods (one Event
+//             whose series.count is the number of pods freed), plus everything below;
+//   warnings: a Warning on each pod freed by --force-after (and on its Workflow, aggregated), and a
+//             Warning on each pod that keeps our finalizer because it names no owner at all (such
+//             a pod names no Workflow to put it on);
+//   none:     nothing.
+// `kubectl describe workflow` and `kubectl get events` then show what finalizer-sweeper did.
+
+import { formatDuration } from '../config/duration.ts';
+import type { EventsLevel, Reason, Settings } from '../config/settings.ts';
+import type { PodMeta } from '../kube/objects.ts';
+import type { EventSpec, ObjectRef } from './recorder.ts';
+
+export interface RemovalEvents {
+  removed(pod: PodMeta, reason: Reason): void;
+  unattributable(pod: PodMeta): void;
+}
+
+export const NO_EVENTS: RemovalEvents = { removed: () => {}, unattributable: () => {} };
+
+const ACTION = 'RemoveFinalizer';
+
+export function removalEvents(emit: (spec: EventSpec) => void, settings: Pick<Settings, 'events' | 'finalizer' | 'owner' | 'conventions' | 'forceAfterMs'>): RemovalEvents {
+  const level: EventsLevel = settings.events;
+  if (level === 'none') return NO_EVENTS;
+  const { finalizer, owner } = settings;
+  const forceAfter = settings.forceAfterMs === null ? '' : ` (${formatDuration(settings.forceAfterMs)})`;
+  const ownerRef = (pod: PodMeta): ObjectRef | null => {
+    const name = pod.owner?.name ?? pod.workflowLabel;
+    if (name === null) return null;
+    return { apiVersion: `${owner.group}/${owner.version}`, kind: owner.kind, namespace: pod.namespace, name, ...(pod.owner !== null ? { uid: pod.owner.uid } : {}) };
+  };
+  const podRef = (pod: PodMeta): ObjectRef => ({ apiVersion: 'v1', kind: 'Pod', namespace: pod.namespace, name: pod.name, uid: pod.uid });
+
+  return {
+    removed(pod, reason) {
+      const workflow = ownerRef(pod);
+      if (reason === 'stale') {
+        emit({
+          regarding: podRef(pod),
+          type: 'Warning',
+          reason: 'ForcedFinalizerRemoval',
+          action: ACTION,
+          note: `Removed finalizer ${finalizer}: the pod was Terminating for longer than --force-after${forceAfter} and its ${owner.kind} had not recorded its status`,
+        });
+        if (workflow !== null) {
+          emit({
+            regarding: workflow,
+            type: 'Warning',
+            reason: 'ForcedFinalizerRemoval',
+            action: ACTION,
+            note: `Removed finalizer ${finalizer} from pods Terminating for longer than --force-after${forceAfter} whose status this ${owner.kind} had not recorded (series count: pods)`,
+          });
+        }
+        return;
+      }
+      if (level !== 'all' || workflow === null) return;
+      emit({ regarding: workflow, type: 'Normal', reason: 'FinalizersRemoved', action: ACTION, note: `Removed finalizer ${finalizer} from ${WHY[reason](owner.kind)} (series count: pods)` });
+    },
+    unattributable(pod) {
+      emit({
+        regarding: podRef(pod),
+        type: 'Warning',
+        reason: 'UnattributablePod',
+        action: 'KeepFinalizer',
+        note: `Pod carries finalizer ${finalizer} but names no ${owner.kind} (no controlling ownerReference, no ${settings.conventions.workflowLabel} label): finalizer-sweeper keeps the finalizer; remove it by hand once its engine is done with the pod`,
+      });
+    },
+  };
+}
+
+const WHY: Record<Exclude<Reason, 'stale'>, (kind: string) => string> = {
+  'owner-gone': (kind) => `this ${kind}'s pods: the ${kind} is gone or being deleted`,
+  'pod-deleting': (kind) => `this ${kind}'s Terminating pods: the ${kind} has recorded their status`,
+  recorded: (kind) => `this ${kind}'s pods: the ${kind} has recorded their status`,
+};

@@ -7,25 +7,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { load } from 'js-yaml';
-import { freePort } from '../../src/testbed/control-plane-files.ts';
 import { newPod, newWorkflow } from '../../src/testbed/fixtures.ts';
 import { startCli } from '../support/cli.ts';
 import { useTestCluster } from '../support/cluster.ts';
 import { metricsPortOf } from '../support/scrape.ts';
+import { DEPLOY_COMPONENTS as DEPLOY, JOB, startPrometheus } from '../support/prometheus.ts';
 
 const { cluster, kubeconfigPath, newNamespace } = useTestCluster();
-const DEPLOY = join(import.meta.dirname, '..', '..', 'deploy', 'components');
-const JOB = 'finalizer-sweeper';
-
-interface Sample {
-  metric: Record<string, string>;
-  value: [number, string];
-}
 
 test('on a live Prometheus: every dashboard query returns data, and no alert is pending or firing in a healthy run, on leader or standby', { timeout: 240_000 }, async (t) => {
   const ns = await newNamespace(t);
@@ -48,23 +38,8 @@ test('on a live Prometheus: every dashboard query returns data, and no alert is 
   });
   const ports = await Promise.all(replicas.map((r) => metricsPortOf(r.p)));
 
-  const dir = await mkdtemp(join(tmpdir(), 'prometheus-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
-  const rule = load(await readFile(join(DEPLOY, 'alerts', 'prometheusrule.yaml'), 'utf8')) as { spec: unknown };
-  await writeFile(join(dir, 'rules.yaml'), JSON.stringify(rule.spec));
-  const targets = replicas.map((r, i) => ({ targets: [`127.0.0.1:${ports[i]}`], labels: { namespace: ns, pod: r.name } }));
-  const config = { global: { scrape_interval: '1s', evaluation_interval: '1s' }, rule_files: [join(dir, 'rules.yaml')], scrape_configs: [{ job_name: JOB, static_configs: targets }] };
-  await writeFile(join(dir, 'prometheus.yml'), JSON.stringify(config));
-  const port = await freePort();
-  const prometheus = spawn('prometheus', [`--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`], { stdio: 'ignore' });
-  t.after(() => prometheus.kill('SIGTERM'));
-  const api = async <T>(path: string): Promise<T> => {
-    const res = await fetch(`http://127.0.0.1:${port}${path}`);
-    const body = (await res.json()) as { status: string; data: T; error?: string };
-    if (body.status !== 'success') throw new Error(`${path}: ${body.error ?? res.status}`);
-    return body.data;
-  };
-  const query = (expr: string) => api<{ result: Sample[] }>(`/api/v1/query?query=${encodeURIComponent(expr)}`).then((d) => d.result);
+  const targets = replicas.map((r, i) => ({ address: `127.0.0.1:${ports[i]}`, labels: { namespace: ns, pod: r.name } }));
+  const { api, query } = await startPrometheus(t, targets);
 
   await cluster.waitFor(async () => (await query(`sum(up{job="${JOB}"})`).catch(() => []))[0]?.value[1] === '2', 60_000, 'Prometheus to scrape both replicas');
   await cluster.waitFor(async () => (await cluster.listPods(ns)).filter((p) => p.metadata.name.startsWith('gone-')).length === 0, 60_000, 'the orphans to be freed and deleted');

@@ -28,6 +28,8 @@ const FLAVOURS = {
   // deploy/sidecar is a component: it is rendered as a user applies it, on Argo's namespace-install.
   sidecar: 'test/fixtures/argo/with-sweeper',
   sidecarOwnNamespace: 'test/fixtures/argo/with-sweeper-own-namespace',
+  // Argo's controller under another service account (as the Helm chart names it).
+  sidecarRenamedAccount: 'test/fixtures/argo/with-sweeper-renamed-account',
 } as const;
 type Flavour = keyof typeof FLAVOURS;
 const ALL_FLAVOURS = Object.keys(FLAVOURS) as Flavour[];
@@ -162,6 +164,15 @@ test('the sidecar binds its roles to Argo\'s service account and brings no servi
   ]);
 });
 
+test('the sidecar binds its roles to whatever service account Argo\'s Deployment runs as: nothing to set', async () => {
+  const { objects } = await render(FLAVOURS.sidecarRenamedAccount);
+
+  const account = deployment(objects, 'workflow-controller').spec.template.spec['serviceAccountName'];
+  assert.equal(account, 'argo-workflows-workflow-controller');
+  const subjects = objects.filter((o) => o.kind.endsWith('RoleBinding')).map((o) => JSON.stringify(o['subjects']));
+  assert.deepEqual(subjects, Array(2).fill(JSON.stringify([{ kind: 'ServiceAccount', name: account, namespace: 'argo' }])));
+});
+
 test('the sidecar with the own-namespace component holds no cluster-wide permission', async () => {
   const { objects } = await render(FLAVOURS.sidecarOwnNamespace);
 
@@ -201,6 +212,7 @@ test('each flavour\'s flags, environment and config file load into the intended 
     namespaced: { namespaces: ['argo'], leaderElectionNamespace: 'argo' },
     sidecar: { namespaces: [], leaderElectionNamespace: 'argo' },
     sidecarOwnNamespace: { namespaces: ['argo'], leaderElectionNamespace: 'argo' },
+    sidecarRenamedAccount: { namespaces: [], leaderElectionNamespace: 'argo' },
   };
   for (const flavour of ALL_FLAVOURS) {
     const { objects } = await render(FLAVOURS[flavour]);
@@ -365,6 +377,7 @@ const RBAC_CASES: { flavour: Flavour; account: string; scope: Scope }[] = [
   { flavour: 'namespaced', account: 'finalizer-sweeper', scope: 'own-namespace' },
   { flavour: 'sidecar', account: 'argo', scope: 'cluster' },
   { flavour: 'sidecarOwnNamespace', account: 'argo', scope: 'own-namespace' },
+  { flavour: 'sidecarRenamedAccount', account: 'argo-workflows-workflow-controller', scope: 'cluster' },
 ];
 
 for (const { flavour, account, scope } of RBAC_CASES) {

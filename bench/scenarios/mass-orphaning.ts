@@ -10,6 +10,7 @@ import { withOrphans, PODS_PER_WORKFLOW } from '../lib/orphan-set.ts';
 import { deleteWorkflows } from '../lib/populate.ts';
 import { CeilingSeries, withRatio } from '../lib/ceiling-series.ts';
 import { meterProcesses, meterSelf, perThousand } from '../lib/cpu.ts';
+import type { Scrape } from '../lib/prom.ts';
 import { fig, format, goal, type Row } from '../lib/result.ts';
 import { per, ratePerSecond, ratio } from '../lib/stats.ts';
 import { scaled, type Outcome, type ClusterScenario, type ScenarioContext } from './scenario.ts';
@@ -93,6 +94,26 @@ async function ceilingRun(ctx: ScenarioContext, workflows: number, concurrency: 
 
 type ControllerMeasured = Measured & { requestsPerRemoval: number | null };
 
+/** eventWrites counts the Event writes (created, or a series counted on) in a scrape. */
+function eventWrites(s: Scrape): number {
+  return s.sum('finalizer_sweeper_events_total', { result: 'created' }) + s.sum('finalizer_sweeper_events_total', { result: 'updated' });
+}
+
+/**
+ * afterEvents scrapes once the Event writes have stopped: no change for 3 s (the recorder writes a
+ * series 2 s after its last occurrence), 30 s at most.
+ */
+async function afterEvents(metrics: () => Promise<Scrape>): Promise<Scrape> {
+  let last = await metrics();
+  for (let quietSince = Date.now(), deadline = Date.now() + 30_000; Date.now() - quietSince < 3_000 && Date.now() < deadline; ) {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const next = await metrics();
+    if (eventWrites(next) !== eventWrites(last)) quietSince = Date.now();
+    last = next;
+  }
+  return last;
+}
+
 /** bestOf keeps the faster run, noting every run's rate when there were several. */
 function bestOf(runs: ControllerMeasured[]): ControllerMeasured {
   const best = runs.reduce((a, b) => ((b.rate ?? -1) > (a.rate ?? -1) ? b : a));
@@ -112,7 +133,8 @@ async function controllerRun(ctx: ScenarioContext, workflows: number, config: Co
       await watch.waitFor(set.podNames, 30_000 + set.podNames.length * 20, config.label);
       const cpuAfter = controller.child.cpuSeconds();
       const serverCpu = server.seconds();
-      const after = await controller.metrics();
+      // The Events about the freed pods are written once their series go quiet: count them too.
+      const after = await afterEvents(() => controller.metrics());
       const removed = set.podNames.length;
       const rate = ratePerSecond(watch.timesOf(set.podNames));
       const requests = apiRequests(after) - apiRequests(before);
@@ -127,6 +149,7 @@ async function controllerRun(ctx: ScenarioContext, workflows: number, config: Co
           figures: [
             fig('removals/s', rate),
             fig('API requests per removal', requestsPerRemoval),
+            fig('Events written', eventWrites(after) - eventWrites(before)),
             fig('conflicts', conflicts),
             fig('CPU per 1,000 removals', cpu, 's'),
             fig('control-plane CPU per 1,000 removals', perThousand(serverCpu, removed), 's'),

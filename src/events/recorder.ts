@@ -273,7 +273,9 @@ export class EventRecorder {
         this.#pending.add(entry);
         return;
       }
-      this.#series.delete(seriesKey(entry.spec));
+      const key = seriesKey(entry.spec);
+      // Forget the series, unless a newer one of the same event has taken its place meanwhile.
+      if (this.#series.get(key) === entry) this.#series.delete(key);
       o.observer?.dropped(entry.spec, failure === 'transient' ? 'retries' : 'refused', err);
     }
   }

@@ -36,6 +36,9 @@ interface Replica {
   startedAt: number;
   rss: Array<{ atMs: number; value: number }>;
   heap: Array<{ atMs: number; value: number }>;
+  /** At the last sample: V8's whole heap (used or not) and the pods cached. RSS follows the former. */
+  heapTotal: number | null;
+  podsCached: number | null;
   /** Largest workqueue depth seen while it followed. */
   followerDepth: number;
   /** Largest RSS sampled while it led, and while it followed; samples taken as leader. */
@@ -66,7 +69,7 @@ export const soak: ClusterScenario = {
     const at = () => performance.now() - t0;
     const startReplica = async (name: string): Promise<Replica> => {
       const ctl = await startController({ kubeconfig, namespace: NAMESPACE, config: DEFAULTS, leaderElection: { namespace: NAMESPACE, id: LEASE } });
-      const r: Replica = { name, ctl, startedAt: at(), rss: [], heap: [], followerDepth: 0, peakLeading: null, peakFollowing: null, samplesLeading: 0, eventLoopP99: 0, killed: false };
+      const r: Replica = { name, ctl, startedAt: at(), rss: [], heap: [], heapTotal: null, podsCached: null, followerDepth: 0, peakLeading: null, peakFollowing: null, samplesLeading: 0, eventLoopP99: 0, killed: false };
       replicas.push(r);
       return r;
     };
@@ -202,6 +205,9 @@ export const soak: ClusterScenario = {
         contender: `replica ${r.name}${r.killed ? ' (SIGKILLed)' : ''}`,
         figures: [
           fig('RSS at its last sample', mb(r.rss.at(-1)?.value ?? null), 'MB'),
+          fig('heap used at its last sample', mb(r.heap.at(-1)?.value ?? null), 'MB'),
+          fig('V8 heap size at its last sample', mb(r.heapTotal), 'MB'),
+          fig('pods cached at its last sample', r.podsCached),
           fig('RSS slope after warm-up', mb(slopePerHour(after(r.rss))), 'MB/h'),
           fig('heap slope after warm-up', mb(slopePerHour(after(r.heap))), 'MB/h'),
           fig('largest RSS while leading', mb(r.peakLeading), 'MB'),
@@ -235,6 +241,8 @@ function sample(r: Replica, s: Scrape | null, atMs: number): void {
   if (rss !== null) r.rss.push({ atMs, value: rss });
   if (s === null) return;
   r.heap.push({ atMs, value: s.sum('nodejs_heap_size_used_bytes') });
+  r.heapTotal = s.sum('nodejs_heap_size_total_bytes');
+  r.podsCached = s.sum('finalizer_sweeper_cached_objects', { resource: 'pods' });
   r.eventLoopP99 = Math.max(r.eventLoopP99, s.sum('nodejs_eventloop_lag_p99_seconds'));
   const leading = s.sum('finalizer_sweeper_leader') === 1;
   if (!leading) r.followerDepth = Math.max(r.followerDepth, s.sum('workqueue_depth'));

@@ -35,9 +35,18 @@ const TICKS_PER_SECOND = 100;
 const TAIL_CHARS = 4000;
 
 /** startNode runs `node script args…` with the benchmark's own Node binary. */
+/**
+ * profiling: with BENCH_PROFILE_DIR set, controllers run under V8's CPU profiler and write a
+ * .cpuprofile there when they exit (Node refuses --cpu-prof in NODE_OPTIONS).
+ */
+function profiling(name: string): string[] {
+  const dir = process.env['BENCH_PROFILE_DIR'];
+  return dir && name === 'controller' ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [];
+}
+
 export function startNode(name: string, script: string, args: string[], env: NodeJS.ProcessEnv = process.env): Child {
   hookExit();
-  const child = spawn(process.execPath, [script, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env });
+  const child = spawn(process.execPath, [...profiling(name), script, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env });
   if (child.pid === undefined) throw new Error(`cannot start ${name}`);
   const pid = child.pid;
   live.set(pid, child);

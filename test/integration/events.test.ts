@@ -105,10 +105,12 @@ test('--events warnings: a forced removal leaves a Warning on its pod and its Wo
   await cluster.deleteWorkflow(ns, 'gone');
   await cluster.deletePod(ns, 'stuck');
 
-  const ctl = spawnController(kubeconfigPath, ['--namespace', ns, '--pod-selector', 'example.com/events-test=yes', '--force-after', '2s', '--events', 'warnings']);
+  const ctl = spawnController(kubeconfigPath, ['--namespace', ns, '--pod-selector', 'example.com/events-test=yes', '--force-after', '2s', '--events', 'warnings', '--resync-period', '1s']);
   t.after(() => ctl.terminate());
   await waitGone(ns, ['stuck', ...orphans.map((p) => p.metadata.name)]);
   await cluster.waitFor(async () => (await eventsIn(ns)).length >= 3, LONG, 'the warnings to be written');
+  // Resyncs every second decide the pod with no owner again and again: its Warning stays one occurrence.
+  await cluster.waitFor(async () => ctl.records.filter((r) => r.msg === 'resync').length >= 4, LONG, 'four resyncs');
   assert.equal(await ctl.terminate(), 0);
 
   const events = await eventsIn(ns);

@@ -162,8 +162,8 @@ export class EventRecorder {
     const key = seriesKey(spec);
     let entry = this.#series.get(key);
     if (entry !== undefined && now - entry.lastAt > o.seriesWindowMs) {
+      // A new series; the old one, if still waiting to be written, is written under its own name.
       this.#series.delete(key);
-      this.#pending.delete(entry);
       entry = undefined;
     }
     if (entry === undefined) {

@@ -248,3 +248,14 @@ test('the Event body: events.k8s.io/v1, micro-time, a valid name, the note cut a
   assert.equal(body.eventTime, '2023-11-14T22:13:20.000000Z');
   assert.equal(microTime(1_700_000_000_123), '2023-11-14T22:13:20.123000Z');
 });
+
+test('a series past its window that is still waiting is written under its own name when a new one starts', async () => {
+  const h = harness({ seriesWindowMs: 60_000, quietMs: 10 * 60_000, maxDelayMs: 10 * 60_000 });
+  h.recorder.emit(spec());
+  await h.advance(2 * 60_000, 10_000);
+  h.recorder.emit(spec());
+  await h.advance(10 * 60_000, 10_000);
+  assert.deepEqual(h.writes.map((w) => [w.op, w.count]), [['create', 1], ['create', 1]]);
+  assert.notEqual(h.writes[0]?.name, h.writes[1]?.name);
+  assert.deepEqual(h.dropped, []);
+});

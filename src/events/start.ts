@@ -3,11 +3,12 @@
 import { hostname } from 'node:os';
 import type { Settings } from '../config/settings.ts';
 import type { ApiClient } from '../kube/client.ts';
-import { EventsApi, classifyEventFailure } from '../kube/events-api.ts';
+import { EventsApi } from '../kube/events-api.ts';
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import { monotonicClock } from '../queue/clock.ts';
-import { EventRecorder } from './recorder.ts';
+import { classify } from '../work/classify.ts';
+import { EventRecorder, type WriteFailure } from './recorder.ts';
 import { NO_EVENTS, removalEvents, type RemovalEvents } from './removal-events.ts';
 
 /** REPORTING_CONTROLLER names us in every Event (events.k8s.io/v1's reportingController). */
@@ -24,7 +25,7 @@ export function startEvents(o: { settings: Settings; client: ApiClient; metrics:
   const logged = new Set<string>();
   const recorder = new EventRecorder({
     sink: new EventsApi(o.client),
-    classify: classifyEventFailure,
+    classify: eventWriteFailure,
     reportingController: REPORTING_CONTROLLER,
     reportingInstance: o.command === 'controller' ? hostname() : `sweep@${hostname()}`,
     clock: monotonicClock,
@@ -44,4 +45,15 @@ export function startEvents(o: { settings: Settings; client: ApiClient; metrics:
     },
   });
   return { removals: removalEvents((spec) => recorder.emit(spec), o.settings), close: (ms) => recorder.close(ms) };
+}
+
+/**
+ * eventWriteFailure reads an Event write's error with the reconcile step's rules (work/classify.ts):
+ * a 404 naming the Event means the server expired it; 429, 5xx and network failures may pass;
+ * any other answer (403 without RBAC for Events, 409, 422, a resource not served) will not.
+ */
+function eventWriteFailure(err: unknown): WriteFailure {
+  const kind = classify(err).kind;
+  if (kind === 'not-found') return 'gone';
+  return kind === 'throttled' || kind === 'transient' ? 'transient' : 'refused';
 }

@@ -2,8 +2,7 @@
 // API budget at its least urgent priority: an Event waits behind every removal and owner read.
 
 import type { ApiClient } from './client.ts';
-import { ApiError, isObjectNotFound, isTooManyRequests } from './errors.ts';
-import type { EventBody, EventSink, Series, WriteFailure } from '../events/recorder.ts';
+import type { EventBody, EventSink, Series } from '../events/recorder.ts';
 
 /** EVENT_PRIORITY is the budget's last lane. */
 const EVENT_PRIORITY = 9;
@@ -18,7 +17,7 @@ export class EventsApi implements EventSink {
   async create(event: EventBody): Promise<void> {
     await this.#client.request({
       method: 'POST',
-      path: `${path(event.metadata.namespace)}`,
+      path: path(event.metadata.namespace),
       body: event,
       priority: EVENT_PRIORITY,
       verb: 'create',
@@ -39,15 +38,4 @@ export class EventsApi implements EventSink {
 
 function path(namespace: string): string {
   return `/apis/events.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/events`;
-}
-
-/**
- * classifyEventFailure: a 404 naming the Event means it expired (the server's event TTL); 429,
- * 5xx and network failures may pass; any other answer (403 without RBAC for Events, 422) will not.
- */
-export function classifyEventFailure(err: unknown): WriteFailure {
-  if (isObjectNotFound(err)) return 'gone';
-  if (isTooManyRequests(err)) return 'transient';
-  if (err instanceof ApiError && err.status >= 400 && err.status < 500 && err.status !== 401) return 'refused';
-  return 'transient';
 }

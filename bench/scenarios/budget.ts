@@ -2,8 +2,10 @@
 // awaiting schedule(job) in a loop, each job awaiting one setImmediate (a request that costs the
 // limiter nothing). Side by side: no limiter at all (the harness's own cost), bottleneck 2.19.5 as
 // shipped, and the budget's limiter (src/kube/budget.ts: bottleneck, its timer-clamped yields
-// removed) as `auto` runs it under APF (a bound on calls in flight, no rate) and as a QPS budget.
-// The budget's CPU per request is its CPU per job less the harness's.
+// removed) as `auto` runs it under APF (a bound on calls in flight, no rate: calls start at once,
+// the fast path), the same with the bound at half the callers (every call waits its turn in
+// bottleneck), and as a QPS budget. The budget's CPU per request is its CPU per job less the
+// harness's.
 import Bottleneck from 'bottleneck';
 import { Limiter, type Rate } from '../../src/kube/budget.ts';
 import { fig, goal, type Row } from '../lib/result.ts';
@@ -47,6 +49,8 @@ export const budgetOverhead: LocalScenario = {
     });
     ctx.log('the budget, concurrency only');
     const apf = await measure(jobs, RATE.burst, () => limiter(null));
+    ctx.log(`the budget, concurrency only, bound at ${CALLERS / 2}`);
+    const contended = await measure(jobs, RATE.burst, () => limiter(null, CALLERS / 2));
     ctx.log(`the budget at ${RATE.qps}/s`);
     const rated = await measure(scaled(RATED_JOBS, ctx.scale, 600), RATE.burst, () => limiter(RATE));
 
@@ -54,10 +58,12 @@ export const budgetOverhead: LocalScenario = {
       row('no limiter (the harness alone)', bare, bare),
       row('bottleneck 2.19.5 as shipped, no limits', stock, bare),
       row(`budget: at most ${CALLERS} in flight, no rate (auto under APF)`, apf, bare),
+      row(`budget: at most ${CALLERS / 2} in flight, no rate, ${CALLERS} callers (calls wait in bottleneck)`, contended, bare),
       row(`budget: ${RATE.qps}/s, burst ${RATE.burst} (a QPS budget)`, rated, bare),
     );
     out.goals.push(
       goal('budget with no rate: at least 5,000 jobs a second', apf.jobsPerSecond, 'jobs/s', (v) => v >= 5_000),
+      goal('budget with no rate and room: its own CPU at most 20 µs a request', apf.cpuMicrosPerJob - bare.cpuMicrosPerJob, 'µs', (v) => v <= 20),
       goal(`budget at ${RATE.qps}/s: sustained rate within 5% of it`, rated.sustained, 'jobs/s', (v) => Math.abs(v / RATE.qps - 1) <= 0.05),
     );
     out.notes.push(
@@ -67,8 +73,8 @@ export const budgetOverhead: LocalScenario = {
   },
 };
 
-function limiter(rate: Rate | null): Scheduler {
-  const l = new Limiter({ rate, maxConcurrent: CALLERS });
+function limiter(rate: Rate | null, maxConcurrent = CALLERS): Scheduler {
+  const l = new Limiter({ rate, maxConcurrent });
   return { schedule: (fn) => l.schedule(5, fn), close: () => l.close() };
 }
 

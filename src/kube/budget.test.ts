@@ -179,6 +179,68 @@ test('when calls wait, the most urgent priority goes first, FIFO within a priori
   assert.equal(l.queued, 0);
 });
 
+test('with no rate, a free slot and nothing waiting, a call starts without going through bottleneck', async (t) => {
+  mockTime(t);
+  const viaBottleneck = t.mock.method(Bottleneck.prototype, 'schedule');
+  const l = limiter(t, { maxConcurrent: 4 });
+  const { started, job } = recorder();
+  // Four at a time, never more than the bound: each waits for nothing.
+  for (let round = 0; round < 25; round++) await Promise.all([0, 1, 2, 3].map((i) => l.schedule(i * 3, job(`${round}.${i}`))));
+  assert.equal(started.length, 100);
+  assert.equal(viaBottleneck.mock.callCount(), 0);
+  // A rate always applies through bottleneck.
+  const rated = limiter(t, { rate: { qps: 1000, burst: 10 } });
+  await rated.schedule(5, job('rated'));
+  assert.equal(viaBottleneck.mock.callCount(), 1);
+});
+
+test('calls started at once count against the bound when calls must wait, and the waiting go in priority order', async (t) => {
+  mockTime(t);
+  const l = limiter(t, { maxConcurrent: 2 });
+  let inFlight = 0;
+  let most = 0;
+  const { started, job } = recorder();
+  const counted = (fn: () => Promise<unknown>) => () => {
+    most = Math.max(most, ++inFlight);
+    return fn().finally(() => void inFlight--);
+  };
+  const [a, b] = [gate(), gate()];
+  void l.schedule(5, counted(a.run));
+  void l.schedule(5, counted(b.run));
+  const held = gate();
+  void l.schedule(9, counted(() => (started.push('routine'), held.run())));
+  void l.schedule(5, counted(job('normal')));
+  void l.schedule(0, counted(job('orphan')));
+  await settle();
+  assert.deepEqual(started, [], 'two in flight: the bound is reached');
+  assert.equal(l.queued, 3);
+  a.open();
+  await settle();
+  assert.deepEqual(started, ['orphan', 'normal', 'routine']);
+  assert.equal(most, 2);
+  b.open();
+  held.open();
+  await settle();
+  assert.equal(l.queued, 0);
+});
+
+test('once bottleneck has nothing left, calls start at once again', async (t) => {
+  mockTime(t);
+  const l = limiter(t, { maxConcurrent: 1 });
+  const first = gate();
+  void l.schedule(5, first.run);
+  const { started, job } = recorder();
+  void l.schedule(5, job('waited'));
+  await settle();
+  first.open();
+  await settle();
+  assert.deepEqual(started, ['waited']);
+  const viaBottleneck = t.mock.method(Bottleneck.prototype, 'schedule');
+  for (let i = 0; i < 10; i++) await l.schedule(5, job(`again-${i}`));
+  assert.equal(started.length, 11);
+  assert.equal(viaBottleneck.mock.callCount(), 0);
+});
+
 test('an urgent call overtakes calls already waiting for tokens', async (t) => {
   const { advance } = mockTime(t);
   const l = limiter(t, { rate: { qps: 10, burst: 1 } });
@@ -314,7 +376,8 @@ test('aborting a call waiting for a slot frees its place', async (t) => {
 
 test('a call bottleneck rejects (a stopped limiter, an expired job) fails with its error and stops counting as queued', async (t) => {
   mockTime(t);
-  const l = limiter(t, {});
+  // With a rate every call goes through bottleneck (no fast path).
+  const l = limiter(t, { rate: { qps: 10, burst: 1 } });
   // The budget never stops bottleneck nor sets expirations, so the rejection is staged here.
   t.mock.method(Bottleneck.prototype, 'schedule', () => Promise.reject(new Bottleneck.BottleneckError('This limiter has been stopped.')));
   const { started, job } = recorder();

@@ -69,6 +69,17 @@ export const UNLIMITED_BUDGET: Budget = {
  * Limiter is bottleneck with a token bucket (optional), a bound on calls in flight, and a pause.
  * Its limits change live: the policy bounds concurrency, lifts the bucket, and pauses new starts
  * after a 429.
+ *
+ * The fast path. Under APF no rate applies and the bound is what the process can use at its
+ * busiest, so most calls find nothing to wait for; bottleneck still costs each about 100 µs of
+ * CPU (its job states, events and datastore steps), 17 to 20% of the controller's busy CPU in
+ * the profile of scenario 1 (BENCHMARKS.md). So while bottleneck holds nothing (no call waiting
+ * or running through it), no rate applies, no pause is on and a slot is free, a call starts at
+ * once and is only counted. The first call that cannot sends every call after it through
+ * bottleneck, and the calls the fast path has in flight are handed to bottleneck as placeholders
+ * first (most urgent lane, ahead of everything), each ending when one of them ends: bottleneck's
+ * count of calls in flight is then the true one, and from there on the order and the bound are
+ * bottleneck's alone, until it is idle again.
  */
 export class Limiter {
   readonly #bottleneck: Bottleneck;
@@ -78,6 +89,12 @@ export class Limiter {
   #paused = false;
   #pauseTimer: NodeJS.Timeout | null = null;
   #queued = 0;
+  /** Calls started by the fast path and not ended. */
+  #fast = 0;
+  /** Jobs handed to bottleneck (calls and placeholders) that it has not finished with. */
+  #inBottleneck = 0;
+  /** Placeholders waiting for a fast-path call to end. */
+  readonly #placeholders: Array<() => void> = [];
 
   constructor(o: { rate: Rate | null; maxConcurrent: number }) {
     if (o.rate !== null && !(o.rate.qps > 0)) throw new RangeError(`qps must be positive, got ${o.rate.qps}`);
@@ -99,6 +116,10 @@ export class Limiter {
 
   schedule<T>(priority: number, fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
     if (signal?.aborted) return Promise.reject(signal.reason);
+    if (this.#inBottleneck === 0) {
+      if (this.#bucket === null && !this.#paused && this.#fast < this.#maxConcurrent) return this.#runFast(fn);
+      this.#handOverFastCalls();
+    }
     return new Promise<T>((resolve, reject) => {
       let cancelled = false;
       // A call stops waiting once: when it starts, when it is cancelled, or when bottleneck
@@ -128,11 +149,35 @@ export class Limiter {
       };
       this.#queued++;
       signal?.addEventListener('abort', onAbort, { once: true });
-      this.#bottleneck.schedule({ priority: lane(priority) }, task).catch((err: unknown) => {
+      this.#viaBottleneck(lane(priority), task).catch((err: unknown) => {
         stopWaiting();
         reject(err);
       });
     });
+  }
+
+  async #runFast<T>(fn: () => Promise<T>): Promise<T> {
+    this.#fast++;
+    try {
+      return await fn();
+    } finally {
+      this.#fast--;
+      this.#placeholders.shift()?.();
+    }
+  }
+
+  /** #handOverFastCalls gives bottleneck a placeholder for each call the fast path has in flight. */
+  #handOverFastCalls(): void {
+    for (let i = 0; i < this.#fast; i++) {
+      const ended = new Promise<void>((resolve) => this.#placeholders.push(resolve));
+      // bottleneck rejects a job only once stopped, which this budget never does.
+      this.#viaBottleneck(0, () => ended).catch(() => {});
+    }
+  }
+
+  #viaBottleneck(priority: number, job: () => Promise<void>): Promise<void> {
+    this.#inBottleneck++;
+    return this.#bottleneck.schedule({ priority }, job).finally(() => void this.#inBottleneck--);
   }
 
   /** setMaxConcurrent bounds the calls in flight; calls already running finish. */

@@ -1,7 +1,8 @@
 // The ceiling: what the API server itself allows. A minimal loop with no cache and no queue:
 // one metadata-only list for the resourceVersions, then at a fixed client concurrency one JSON
 // merge patch per pod (our finalizer dropped, the resourceVersion it was computed from). A 409
-// re-reads that pod and tries again. Nothing a controller can do removes finalizers faster on
+// re-reads that pod and tries again; an answer of 2xx is drained unread, as the controller's is.
+// Nothing a controller can do removes finalizers faster on
 // the same connection count, so a controller's rate divided by this one is its efficiency.
 import type { ApiClient } from '../../src/kube/client.ts';
 import { isConflict, isNotFound } from '../../src/kube/errors.ts';
@@ -43,7 +44,7 @@ export async function runCeiling(client: ApiClient, namespace: string, concurren
       try {
         result.requests++;
         result.writes++;
-        await api.patchMerge(namespace, current.metadata.name, {
+        await api.patchMergeUnread(namespace, current.metadata.name, {
           metadata: { resourceVersion: current.metadata.resourceVersion, finalizers: finalizers.filter((f) => f !== ARGO_FINALIZER) },
         });
         result.removed++;

@@ -30,7 +30,7 @@ export function resourceApis(settings: Settings, client: ApiClient): ResourceApi
     trimPod,
     trimWorkflow,
     podApi: {
-      patch: (namespace, name, patch, priority, signal) => pods.patchMerge(namespace, name, patch, { signal, priority }),
+      patch: (namespace, name, patch, priority, signal) => pods.patchMergeUnread(namespace, name, patch, { signal, priority }),
       read: async (namespace, name, priority, signal) => {
         const obj = await pods.get(namespace, name, signal, priority);
         return obj === null ? null : trimPod(obj);

@@ -140,6 +140,20 @@ test('stats count requests by verb and code, and body bytes; the observer hears 
   assert.deepEqual(heard, ['list 200 true', 'list 200 true', 'get 404 true']);
 });
 
+test('an unread request drains a 2xx answer without parsing it, and still throws the Status of any other', async (t) => {
+  handler = (req, res) => {
+    res.statusCode = req.url === '/conflict' ? 409 : 200;
+    res.end(req.url === '/conflict' ? '{"kind":"Status","reason":"Conflict","message":"stale"}' : 'not json at all');
+  };
+  const c = client();
+  t.after(() => c.close());
+  assert.equal(await c.request({ method: 'PATCH', path: '/ok', body: {}, unread: true }), undefined);
+  assert.equal(c.stats.bytesReceived, 'not json at all'.length);
+  await assert.rejects(c.request({ method: 'PATCH', path: '/conflict', body: {}, unread: true }), (err: unknown) => err instanceof ApiError && err.status === 409 && /stale/.test(err.message));
+  // Read as usual, the same answer is parsed (and fails to be).
+  await assert.rejects(c.request({ method: 'PATCH', path: '/ok', body: {} }), SyntaxError);
+});
+
 test('every request passes through the budget with its priority', async (t) => {
   handler = (req, res) => res.end(req.url === '/w' ? '' : '{}');
   const priorities: number[] = [];

@@ -43,6 +43,11 @@ export interface RequestOptions {
   priority?: number;
   /** verb labels the request in stats and metrics; default the lower-case method. */
   verb?: string;
+  /**
+   * unread: a 2xx answer is drained without being decompressed or parsed, and the request
+   * resolves to undefined. For writes whose answer nobody reads: the watch brings the new object.
+   */
+  unread?: boolean;
 }
 
 /** ClientStats are running totals since the client was made. */
@@ -105,6 +110,7 @@ export class ApiClient {
           const res = await this.#send(opts, this.#agent);
           code = String(res.statusCode);
           this.#answered(res, start, false);
+          if (opts.unread === true && ok(res)) return (await this.#drain(res, false)) as T;
           const body = await this.#readBody(res);
           if (!ok(res)) throw errorOf(res, body);
           return (body.length === 0 ? undefined : JSON.parse(body.toString('utf8'))) as T;
@@ -240,10 +246,26 @@ export class ApiClient {
 
   /** #readBody reads the whole answer (counting the bytes as received) and decompresses it. */
   async #readBody(res: http.IncomingMessage): Promise<Buffer> {
-    const chunks: Buffer[] = [];
-    for await (const chunk of this.#counted(res)) chunks.push(chunk);
-    const raw = Buffer.concat(chunks);
+    const raw = await this.#drain(res, true);
     return res.headers['content-encoding'] === 'gzip' ? gunzipAsync(raw) : raw;
+  }
+
+  /**
+   * #drain reads an answer to its end, counting its bytes, and returns them if `keep`. Plain
+   * stream events: an async iterator costs a few promises per chunk, on every request.
+   */
+  #drain(res: http.IncomingMessage, keep: true): Promise<Buffer>;
+  #drain(res: http.IncomingMessage, keep: false): Promise<undefined>;
+  #drain(res: http.IncomingMessage, keep: boolean): Promise<Buffer | undefined> {
+    return new Promise((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => {
+        this.stats.bytesReceived += chunk.length;
+        if (keep) chunks.push(chunk);
+      });
+      res.once('end', () => resolve(keep ? Buffer.concat(chunks) : undefined));
+      res.once('error', reject);
+    });
   }
 
   async *#counted(res: http.IncomingMessage): AsyncGenerator<Buffer> {

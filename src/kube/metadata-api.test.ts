@@ -67,6 +67,15 @@ test('get answers null for a 404 that names the object, and rethrows anything el
   await assert.rejects(new MetadataApi(failing.client, PODS).get('ns', 'p'), /etcd/);
 });
 
+test('patchMergeUnread sends the same merge patch as patchMerge, its answer left unread', async () => {
+  const { client, sent } = stubClient({ metadata: { name: 'p' } });
+  const api = new MetadataApi(client, PODS);
+  const patch = { metadata: { resourceVersion: '3', finalizers: [] } };
+  await api.patchMerge('ns', 'p', patch, { priority: 0 });
+  assert.equal(await api.patchMergeUnread('ns', 'p', patch, { priority: 0 }), undefined);
+  assert.deepEqual(sent[1], { ...sent[0], unread: true });
+});
+
 test('patchMerge sends a merge patch with its priority, and dryRun=All only when asked', async () => {
   const { client, sent } = stubClient({ metadata: { name: 'p' } });
   const api = new MetadataApi(client, PODS);

@@ -84,6 +84,16 @@ test('a merge patch with a stale resourceVersion is a conflict; with the current
   assert.ok(!('spec' in patched), 'the patch answer is metadata only');
 });
 
+test('an unread merge patch is a conflict when stale as well, and applied when current', async (t) => {
+  const ns = await newNamespace(t);
+  const created = await cluster.createPod(newPod({ namespace: ns, name: 'p', finalizers: ['example.com/keep', ARGO_FINALIZER] }));
+  await cluster.patchPod(ns, 'p', { metadata: { labels: { touched: 'yes' } } });
+  await assert.rejects(pods.patchMergeUnread(ns, 'p', { metadata: { resourceVersion: created.metadata.resourceVersion, finalizers: ['example.com/keep'] } }), isConflict);
+  const current = await pods.get(ns, 'p');
+  await pods.patchMergeUnread(ns, 'p', { metadata: { resourceVersion: current?.metadata.resourceVersion, finalizers: ['example.com/keep'] } });
+  assert.deepEqual((await pods.get(ns, 'p'))?.metadata.finalizers, ['example.com/keep']);
+});
+
 test('a dry-run patch answers as if applied and changes nothing', async (t) => {
   const ns = await newNamespace(t);
   const created = await cluster.createPod(newPod({ namespace: ns, name: 'p' }));

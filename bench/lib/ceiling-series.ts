@@ -24,6 +24,16 @@ export class CeilingSeries {
     return this.#bestRun(concurrency)?.rate ?? null;
   }
 
+  /** bestOfAll is the highest rate at any concurrency, and that concurrency: what the server can do. */
+  bestOfAll(): { concurrency: number; rate: number } | null {
+    let best: { concurrency: number; rate: number } | null = null;
+    for (const c of this.#runs.keys()) {
+      const rate = this.best(c);
+      if (rate !== null && (best === null || rate > best.rate)) best = { concurrency: c, rate };
+    }
+    return best;
+  }
+
   /** rows has one row per concurrency, from its best run, noting every run's rate. */
   rows(): Row[] {
     return [...this.#runs.keys()].map((c) => {

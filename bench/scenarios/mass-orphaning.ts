@@ -21,6 +21,8 @@ const ARGO_WORKFLOWS = 5;
 const READY_TIMEOUT_MS = 120_000;
 /** The argo-style bucket's burst: the removals past it show its sustained rate. */
 const ARGO_BURST = 100;
+/** The widest ceiling run, beside those at the configurations' worker counts (8 and 16). */
+const WIDEST = 32;
 
 export const massOrphaning: ClusterScenario = {
   id: 1,
@@ -35,8 +37,11 @@ export const massOrphaning: ClusterScenario = {
     // Each configuration between two ceiling runs at its concurrency, so that a ratio compares
     // runs minutes apart at most. The tuned run, short and at the server's pace, is taken twice
     // like the ceiling; the defaults' run is paced by its own budget.
+    // The ceiling a user compares with is what the server can do: the bare loop at 8, 16 and 32,
+    // each run twice (the 32s first and last), and the best of them all counts.
     const ceilings = new CeilingSeries();
     const sweeper = new Map<string, ControllerMeasured>();
+    await ceilingRun(ctx, workflows, WIDEST, ceilings, 'a');
     for (const config of [DEFAULTS, TUNED]) {
       const c = workersOf(config);
       await ceilingRun(ctx, workflows, c, ceilings, 'a');
@@ -45,18 +50,20 @@ export const massOrphaning: ClusterScenario = {
       await ceilingRun(ctx, workflows, c, ceilings, 'b');
       sweeper.set(config.label, bestOf(runs));
     }
+    await ceilingRun(ctx, workflows, WIDEST, ceilings, 'b');
     const argo = await argoRun(ctx, argoWorkflows);
 
     out.rows.push(...ceilings.rows());
+    const best = ceilings.bestOfAll();
     for (const config of [DEFAULTS, TUNED]) {
       const r = sweeper.get(config.label);
-      if (r) out.rows.push(withRatio(r.row, r.rate, ceilings.best(workersOf(config))));
+      if (r) out.rows.push(withRatio(r.row, r.rate, best?.rate ?? null));
     }
     out.rows.push(argo.row);
     addGoals(out, sweeper, ceilings, argo.rate);
     out.notes.push(
       `The argo-style reproduction ran on ${argoWorkflows * PODS_PER_WORKFLOW} pods; its removals/s includes the bucket's initial burst of 100 (the goals use it, which favours argo-style), the next column leaves the burst out.`,
-      'Each ceiling row is the minimal patch loop at that client concurrency, run just before and just after the configuration it is compared with (the better run counts); a controller is compared with the ceiling at its own worker count. The tuned controller also runs twice (the better run counts).',
+      `Each ceiling row is the minimal patch loop at that client concurrency, run twice: at 8 and 16 just before and just after the configuration with as many workers, at ${WIDEST} first and last (the better run counts). A controller's ratio is to the best ceiling at any concurrency (${best === null ? 'none measured' : `${format(best.rate)}/s at ${best.concurrency}`}). The tuned controller also runs twice (the better run counts).`,
       `The ceiling and finalizer-sweeper run as a service account (${SWEEPER}), which API Priority and Fairness classifies under its service-accounts flow schema; the server runs with ${APF_PLANE.apiserverArgs?.join(' ')}. The argo-style reproduction runs as the admin: its own 10-a-second bucket paces it long before flow control could.`,
       'API requests count every request from the Workflow deletion to the last removal (the argo-style row: its patches and live pod lists).',
       'CPU is the contender\'s process over the same window; for the ceiling, the benchmark\'s own process (its patch loop, and the watch that times every contender). Control-plane CPU is etcd, kube-apiserver and kube-controller-manager together (the garbage collector keeps marking pods meanwhile).',
@@ -92,7 +99,8 @@ async function ceilingRun(ctx: ScenarioContext, workflows: number, concurrency: 
   });
 }
 
-type ControllerMeasured = Measured & { requestsPerRemoval: number | null };
+/** ControllerMeasured: requestsPerRemoval leaves the Event writes out; cpuPerThousand is CPU-s per 1,000 removals. */
+type ControllerMeasured = Measured & { requestsPerRemoval: number | null; cpuPerThousand: number | null };
 
 /** eventWrites counts the Event writes (created, or a series counted on) in a scrape. */
 function eventWrites(s: Scrape): number {
@@ -140,16 +148,18 @@ async function controllerRun(ctx: ScenarioContext, workflows: number, config: Co
       const requests = apiRequests(after) - apiRequests(before);
       const conflicts = after.sum('finalizer_sweeper_conflicts_total') - before.sum('finalizer_sweeper_conflicts_total');
       const cpu = cpuBefore === null || cpuAfter === null ? null : ((cpuAfter - cpuBefore) * 1000) / removed;
-      const requestsPerRemoval = per(requests, removed);
+      const events = eventWrites(after) - eventWrites(before);
+      const requestsPerRemoval = per(requests - events, removed);
       return {
         rate,
         requestsPerRemoval,
+        cpuPerThousand: cpu,
         row: {
           contender: config.label,
           figures: [
             fig('removals/s', rate),
-            fig('API requests per removal', requestsPerRemoval),
-            fig('Events written', eventWrites(after) - eventWrites(before)),
+            fig('API requests per removal', per(requests, removed)),
+            fig('Events written', events),
             fig('conflicts', conflicts),
             fig('CPU per 1,000 removals', cpu, 's'),
             fig('control-plane CPU per 1,000 removals', perThousand(serverCpu, removed), 's'),
@@ -209,8 +219,12 @@ function afterBurst(times: number[]): number[] {
 function addGoals(out: Outcome, sweeper: Map<string, ControllerMeasured>, ceilings: CeilingSeries, argoRate: number | null): void {
   for (const config of [TUNED, DEFAULTS]) {
     const s = sweeper.get(config.label);
-    const r = ratio(s?.rate ?? null, ceilings.best(workersOf(config)));
-    out.goals.push(goal(`${config.label}: at least 0.85 of the ceiling`, r, '', (v) => v >= 0.85));
+    const r = ratio(s?.rate ?? null, ceilings.bestOfAll()?.rate ?? null);
+    out.goals.push(goal(`${config.label}: at least 0.85 of the best ceiling (concurrency 8, 16 or ${WIDEST})`, r, '', (v) => v >= 0.85));
+  }
+  for (const config of [TUNED, DEFAULTS]) {
+    const s = sweeper.get(config.label);
+    out.goals.push(goal(`${config.label}: at most 0.40 CPU-seconds per 1,000 removals`, s?.cpuPerThousand ?? null, 's', (v) => v <= 0.4));
   }
   for (const config of [TUNED, DEFAULTS]) {
     const s = sweeper.get(config.label);
@@ -218,6 +232,7 @@ function addGoals(out: Outcome, sweeper: Map<string, ControllerMeasured>, ceilin
   }
   for (const config of [TUNED, DEFAULTS]) {
     const s = sweeper.get(config.label);
-    out.goals.push(goal(`${config.label}: at most 1.02 API requests per removed pod`, s?.requestsPerRemoval ?? null, '', (v) => v <= 1.02));
+    // Printed to two places: "1.00" is met, 1.005 and up is not.
+    out.goals.push(goal(`${config.label}: 1.00 API requests per removed pod, the Event writes apart`, s?.requestsPerRemoval ?? null, '', (v) => v < 1.005));
   }
 }

@@ -72,8 +72,8 @@ export const memoryBandwidth: ClusterScenario = {
     const rssRatio = ratio(informer.rss, sweeper.rss);
     out.goals.push(
       goal('finalizer-sweeper: at most 2 KB received per pod', sweeper.bytesPerPod / KB, 'KB', (v) => v <= 2),
-      goal('finalizer-sweeper, as deployed: at most 100 MB RSS after sync', mb(sweeper.rss), 'MB', (v) => v <= 100),
-      goal('finalizer-sweeper, without the Deployment\'s environment: at most 100 MB RSS after sync', mb(byHand.rss), 'MB', (v) => v <= 100),
+      goal('finalizer-sweeper, as deployed: at most 90 MB RSS after sync', mb(sweeper.rss), 'MB', (v) => v <= 90),
+      goal('finalizer-sweeper, without the Deployment\'s environment: at most 90 MB RSS after sync', mb(byHand.rss), 'MB', (v) => v <= 90),
       goal('at least 20 times fewer bytes than the full-object informer', bytesRatio, '×', (v) => v >= 20),
       goal('at least 20 times less RSS than the full-object informer', rssRatio, '×', (v) => v >= 20),
     );

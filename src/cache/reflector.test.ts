@@ -135,6 +135,15 @@ test('the list is read page by page, each page handed out before the next is ask
   await r.stop();
 });
 
+test('afterPage runs once after each list page is stored, before the next page is read', async (t) => {
+  const source = new FakeSource([page('10', [wire('a', '1'), wire('b', '2')], 'p2'), page('10', [wire('c', '3')])]);
+  const calls: string[] = [];
+  const r = harness(t, source, { afterPage: () => calls.push(`after page: ${r.store.size} stored, ${source.lists.length} read`) });
+  await until(() => r.reflector.hasSynced(), 'sync');
+  assert.deepEqual(calls, ['after page: 2 stored, 1 read', 'after page: 3 stored, 2 read']);
+  await r.stop();
+});
+
 test('the watch starts from the list resourceVersion, with bookmarks and a timeout in range', async (t) => {
   const source = new FakeSource([page('10', [])]);
   const r = harness(t, source, { watchTimeoutSeconds: { min: 300, max: 600 }, labelSelector: 'x=y' });

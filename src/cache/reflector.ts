@@ -73,6 +73,8 @@ export interface ReflectorOptions<T extends Versioned> {
    * generic log lines: the owner cache shares one outage with the live owner reads.
    */
   availability?: { notServed(err: unknown): void; succeeded(): void };
+  /** afterPage runs after each list page is stored: the place to collect the page's garbage. */
+  afterPage?: () => void;
   /** priority of lists and watch requests in the API budget (default 0: lanes are strict, and below orphan work a watch could wait forever). */
   priority?: number;
   /** backoff after failures: from initialMs (200), doubling, capped at maxMs (30 s), jittered. */
@@ -242,6 +244,7 @@ export class Reflector<T extends Versioned> {
         this.#upsert(obj);
       }
       rv = page.resourceVersion;
+      o.afterPage?.();
     }
     for (const obj of [...o.store.values()]) {
       if ((scope.namespace === null || obj.namespace === scope.namespace) && !seen.has(objectKey(obj))) this.#remove(obj);

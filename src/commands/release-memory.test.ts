@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setImmediate as tick } from 'node:timers/promises';
 import { runInNewContext } from 'node:vm';
-import { releaseMemory } from './release-memory.ts';
+import { collectWhenGrown, releaseMemory } from './release-memory.ts';
 
 /** garbage makes an object that nothing references, watched through a WeakRef. */
 function garbage(): WeakRef<object> {
@@ -23,4 +23,40 @@ test('releaseMemory: leaves no gc function behind, in this context or in new one
   releaseMemory();
   assert.equal(typeof globalThis.gc, 'undefined');
   assert.equal(runInNewContext('typeof gc'), 'undefined');
+});
+
+test('collectWhenGrown collects once the heap in use has grown by the threshold since the last collection, V8\'s own included', () => {
+  // Each row: the heap in use at a page's end (MB), and whether that page triggers a collection.
+  // A collection brings the heap in use down to `after`.
+  const rows: Array<{ used: number; collects: boolean; after?: number }> = [
+    { used: 110, collects: false },
+    { used: 131, collects: false },
+    { used: 132, collects: true, after: 105 },
+    { used: 130, collects: false },
+    { used: 90, collects: false }, // V8 collected by itself: growth counts from here
+    { used: 121, collects: false },
+    { used: 122, collects: true, after: 100 },
+  ];
+  let heap = 100;
+  let collected = 0;
+  const check = collectWhenGrown(32, () => heap, () => {
+    collected++;
+    heap = rows.find((r) => r.used === heap)?.after ?? heap;
+  });
+  for (const [i, row] of rows.entries()) {
+    const before = collected;
+    heap = row.used;
+    check();
+    assert.equal(collected - before, row.collects ? 1 : 0, `page ${i} at ${row.used} MB`);
+  }
+});
+
+test('collectWhenGrown: the real collection frees garbage', async () => {
+  let used = 0;
+  const check = collectWhenGrown(1, () => used);
+  const ref = garbage();
+  await tick();
+  used = 2;
+  check();
+  assert.equal(ref.deref(), undefined);
 });

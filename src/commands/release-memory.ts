@@ -10,17 +10,45 @@
 // Node has no API for a collection: `gc` exists only under --expose-gc. Turned on at run time, that
 // V8 flag installs `gc` in contexts created afterwards, so a fresh vm context hands the function
 // over, and the flag is turned off again.
-import { setFlagsFromString } from 'node:v8';
+import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
 /** releaseMemory runs the collection and says how long it took in milliseconds; null if V8 would not expose it. */
 export function releaseMemory(): number | null {
-  const gc = globalThis.gc ?? exposeGc();
-  if (gc === null) return null;
-  const started = performance.now();
   // "last-resort" is V8's collection of all available garbage: full collections, with the flag
   // that shrinks the young generation and releases pooled pages, until nothing more is freed.
-  gc({ type: 'major', execution: 'sync', flavor: 'last-resort' });
+  return collect('last-resort');
+}
+
+/**
+ * collectWhenGrown returns a check for the list's reader to run after each page: once the heap
+ * in use has grown by `growthBytes` since the last collection (ours or V8's), it runs one full
+ * collection. A page is parsed whole (500 objects, about 1.2 MB of JSON, managedFields and all)
+ * and trimmed at once, but young-generation collections that fall while a page is parsed find
+ * its objects alive and promote them; V8 then lets the old generation grow to a multiple of what
+ * is live before it collects there, and the process keeps that size: 100,000 pods peaked at 436
+ * MB of RSS against 167 MB once synced (BENCHMARKS.md, scenario 9). `used` and `collect` are for
+ * tests.
+ */
+export function collectWhenGrown(growthBytes: number, used = () => getHeapStatistics().used_heap_size, run = () => void collect('regular')): () => void {
+  let base = used();
+  return () => {
+    const now = used();
+    if (now < base) base = now; // V8 collected on its own
+    if (now - base < growthBytes) return;
+    run();
+    base = used();
+  };
+}
+
+/** The gc function, once handed over: a new vm context costs milliseconds, too much for every page. */
+let exposed: NodeJS.GCFunction | null | undefined;
+
+function collect(flavor: 'regular' | 'last-resort'): number | null {
+  const gc = globalThis.gc ?? (exposed ??= exposeGc());
+  if (gc === null) return null;
+  const started = performance.now();
+  gc({ type: 'major', execution: 'sync', flavor });
   return performance.now() - started;
 }
 

@@ -28,10 +28,11 @@ export class Controller {
   /** #leading: lead() is working the queue. */
   #leading = false;
 
-  constructor(o: { settings: Settings; client: ApiClient; metrics: Metrics; logger: Logger; events?: RemovalEvents }) {
+  /** o.afterListPage runs after each page of every list is stored (commands/release-memory.ts). */
+  constructor(o: { settings: Settings; client: ApiClient; metrics: Metrics; logger: Logger; events?: RemovalEvents; afterListPage?: () => void }) {
     this.#o = o;
     const apis = resourceApis(o.settings, o.client);
-    const common = { settings: o.settings, metrics: o.metrics, logger: o.logger };
+    const common = { settings: o.settings, metrics: o.metrics, logger: o.logger, ...(o.afterListPage !== undefined ? { afterListPage: o.afterListPage } : {}) };
     // Handlers only compute keys and enqueue; they run once the sources run, after this.cleanup exists.
     this.#workflows = new Source({
       ...common,

@@ -40,6 +40,8 @@ export class Source<T extends Versioned, S extends Store<T> = Store<T>> {
     onRecovered?: () => void;
     /** availability: told of outages of the resource (404 on list/watch) instead of the generic log lines. */
     availability?: { notServed(err: unknown): void; succeeded(): void };
+    /** afterListPage runs after each page of a list is stored. */
+    afterListPage?: () => void;
     settings: Settings;
     metrics: Metrics;
     logger: Logger;
@@ -57,6 +59,7 @@ export class Source<T extends Versioned, S extends Store<T> = Store<T>> {
       namespaces: o.settings.namespaces,
       ...(o.labelSelector !== undefined ? { labelSelector: o.labelSelector } : {}),
       pageSize: o.settings.listPageSize,
+      ...(o.afterListPage !== undefined ? { afterPage: o.afterListPage } : {}),
       trim: o.trim,
       store: o.store,
       handlers: {

@@ -140,6 +140,21 @@ test('stats count requests by verb and code, and body bytes; the observer hears 
   assert.deepEqual(heard, ['list 200 true', 'list 200 true', 'get 404 true']);
 });
 
+test('a JSON body with characters beyond ASCII arrives whole: Content-Length counts bytes, not characters', async (t) => {
+  let got = '';
+  handler = (req, res) => {
+    void readBody(req).then((body) => {
+      got = body;
+      res.end('{}');
+    });
+  };
+  const c = client();
+  t.after(() => c.close());
+  const body = { metadata: { annotations: { note: 'évité — 日本' } } };
+  await c.request({ method: 'PATCH', path: '/p', body });
+  assert.deepEqual(JSON.parse(got), body);
+});
+
 test('an unread request drains a 2xx answer without parsing it, and still throws the Status of any other', async (t) => {
   handler = (req, res) => {
     res.statusCode = req.url === '/conflict' ? 409 : 200;

@@ -65,7 +65,9 @@ const gunzipAsync = promisify(gunzip);
 export class ApiClient {
   readonly stats: ClientStats = { requests: new Map(), bytesReceived: 0 };
   readonly #transport: Transport;
-  readonly #base: URL;
+  /** The server's parts of every request's target, worked out once. */
+  readonly #prefix: string;
+  readonly #server: { protocol: string; hostname: string; port: string };
   readonly #lib: typeof http | typeof https;
   readonly #agent: http.Agent;
   readonly #watchAgent: http.Agent;
@@ -84,8 +86,11 @@ export class ApiClient {
 
   constructor(transport: Transport, options: ApiClientOptions = {}) {
     this.#transport = transport;
-    this.#base = new URL(transport.server);
-    const secure = this.#base.protocol === 'https:';
+    const base = new URL(transport.server);
+    this.#prefix = base.pathname.replace(/\/$/, '');
+    // A bracketed IPv6 literal must lose its brackets as a hostname.
+    this.#server = { protocol: base.protocol, hostname: base.hostname.replace(/^\[(.*)\]$/, '$1'), port: base.port };
+    const secure = base.protocol === 'https:';
     this.#lib = secure ? https : http;
     const Agent = secure ? https.Agent : http.Agent;
     const common = { keepAlive: true, ...transport.tls };
@@ -196,7 +201,7 @@ export class ApiClient {
     if (!streaming) headers['Accept-Encoding'] = 'gzip';
     if (body !== null) {
       headers['Content-Type'] = opts.contentType ?? 'application/json';
-      headers['Content-Length'] = String(body.length);
+      headers['Content-Length'] = String(Buffer.byteLength(body));
     }
     return new Promise((resolve, reject) => {
       const req = this.#lib.request(
@@ -216,13 +221,13 @@ export class ApiClient {
   }
 
   #target(path: string, query: Query | undefined): { protocol: string; hostname: string; port: string; path: string } {
-    const prefix = this.#base.pathname.replace(/\/$/, '');
-    const q = new URLSearchParams();
-    for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined && v !== null) q.set(k, String(v));
-    const qs = q.toString();
-    // A bracketed IPv6 literal must lose its brackets as a hostname.
-    const hostname = this.#base.hostname.replace(/^\[(.*)\]$/, '$1');
-    return { protocol: this.#base.protocol, hostname, port: this.#base.port, path: `${prefix}${path}${qs ? `?${qs}` : ''}` };
+    let qs = '';
+    if (query !== undefined) {
+      const q = new URLSearchParams();
+      for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== null) q.set(k, String(v));
+      qs = q.toString();
+    }
+    return { ...this.#server, path: `${this.#prefix}${path}${qs ? `?${qs}` : ''}` };
   }
 
   #authHeaders(force: boolean): Promise<Record<string, string>> {
@@ -314,10 +319,14 @@ function errorOf(res: http.IncomingMessage, body: Buffer): ApiError {
   return ApiError.fromStatus(parsed, res.statusCode ?? 0, retryAfter);
 }
 
-function encodeBody(body: unknown): Buffer | null {
+/**
+ * encodeBody: JSON stays a string, because Node writes a string body and the headers in one
+ * write when the request ends with it, where a Buffer goes out in a second (a writev of two).
+ */
+function encodeBody(body: unknown): Buffer | string | null {
   if (body === undefined || body === null) return null;
-  if (Buffer.isBuffer(body)) return body;
-  return Buffer.from(typeof body === 'string' ? body : JSON.stringify(body));
+  if (Buffer.isBuffer(body) || typeof body === 'string') return body;
+  return JSON.stringify(body);
 }
 
 function sameHeaders(a: Record<string, string>, b: Record<string, string>): boolean {

@@ -12,7 +12,7 @@ import type { ApiClient } from '../kube/client.ts';
 import { LeaseElector, defaultIdentity } from '../leader/lease-elector.ts';
 import { connect, leaderElectionClient } from './connect.ts';
 import { EXIT } from './exit-codes.ts';
-import { collectWhenGrown, releaseMemory } from './release-memory.ts';
+import { collectWhenGrown, giveBackPeriodically, releaseMemory } from './release-memory.ts';
 import { Shutdown } from './shutdown.ts';
 import { VERSION } from '../version.ts';
 
@@ -24,6 +24,8 @@ const EVENTS_CLOSE_MS = 5_000;
  * cached; at this size it comes every few dozen pages, and the peak stays this close to what is live.
  */
 const LIST_GARBAGE_BYTES = 32 * 2 ** 20;
+/** GIVE_BACK_EVERY_MS: how often the heap V8 keeps beyond what is in use is checked (see giveBackPeriodically). */
+const GIVE_BACK_EVERY_MS = 60_000;
 
 export async function runController(settings: Settings): Promise<number> {
   const logger = createLogger(settings);
@@ -66,6 +68,10 @@ export async function runController(settings: Settings): Promise<number> {
     // setImmediate: the list's last page stays referenced until the reflector moves on to its watch.
     if (!shutdown.stop.aborted) setImmediate(() => releaseListMemory(logger));
   });
+  const stopGivingBack = giveBackPeriodically(GIVE_BACK_EVERY_MS, (ms, before) =>
+    logger.debug({ ms: ms === null ? null : Math.round(ms), heapUsedBytes: before.used, heapTotalBytes: before.total }, 'gave back heap that V8 kept beyond what is in use'),
+  );
+  shutdown.stop.addEventListener('abort', stopGivingBack, { once: true });
   const leaseClient = settings.leaderElect ? leaderElectionClient(transport, metrics) : null;
   const work = leaseClient !== null ? leadWhenElected(settings, controller, leaseClient, metrics, logger, shutdown) : leadAlone(controller, metrics, shutdown);
 

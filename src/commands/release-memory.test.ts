@@ -1,8 +1,8 @@
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { setImmediate as tick } from 'node:timers/promises';
 import { runInNewContext } from 'node:vm';
-import { collectWhenGrown, releaseMemory } from './release-memory.ts';
+import { collectWhenGrown, giveBackPeriodically, heapToGiveBack, releaseMemory } from './release-memory.ts';
 
 /** garbage makes an object that nothing references, watched through a WeakRef. */
 function garbage(): WeakRef<object> {
@@ -59,4 +59,36 @@ test('collectWhenGrown: the real collection frees garbage', async () => {
   used = 2;
   check();
   assert.equal(ref.deref(), undefined);
+});
+
+const MB = 2 ** 20;
+
+test('heapToGiveBack: only when V8 holds more than twice the heap in use plus 32 MiB', () => {
+  const rows: Array<[used: number, total: number, giveBack: boolean]> = [
+    [20, 40, false],
+    [20, 72, false],
+    [20, 73, true],
+    [25, 165, true],
+    [120, 270, false],
+    [120, 273, true],
+  ];
+  for (const [used, total, giveBack] of rows) assert.equal(heapToGiveBack({ used: used * MB, total: total * MB }), giveBack, `${used} MB used of ${total} MB`);
+});
+
+test('giveBackPeriodically checks once a period, releases only when due, and stops', (t: TestContext) => {
+  t.mock.timers.enable({ apis: ['setInterval'] });
+  const heaps = [{ used: 20 * MB, total: 40 * MB }, { used: 20 * MB, total: 160 * MB }, { used: 20 * MB, total: 40 * MB }];
+  let checks = 0;
+  const released: number[] = [];
+  const stop = giveBackPeriodically(60_000, (_ms, before) => released.push(before.total / MB), () => heaps[checks++] ?? heaps[0]!, () => 12);
+  t.mock.timers.tick(59_999);
+  assert.equal(checks, 0);
+  t.mock.timers.tick(1);
+  t.mock.timers.tick(60_000);
+  t.mock.timers.tick(60_000);
+  assert.equal(checks, 3);
+  assert.deepEqual(released, [160]);
+  stop();
+  t.mock.timers.tick(600_000);
+  assert.equal(checks, 3);
 });

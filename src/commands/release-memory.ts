@@ -61,3 +61,42 @@ function exposeGc(): NodeJS.GCFunction | null {
     setFlagsFromString('--no-expose-gc');
   }
 }
+
+/** HeapFigures are the two figures of V8's heap that giveBackCheck reads, in bytes. */
+export interface HeapFigures {
+  used: number;
+  total: number;
+}
+
+/** SLACK_BYTES is the room V8 may keep beyond twice the heap in use before it is asked to give it back. */
+const SLACK_BYTES = 32 * 2 ** 20;
+
+/**
+ * heapToGiveBack says whether V8 holds much more heap than is in use: more than twice that plus
+ * SLACK_BYTES. V8 grows its heap for a burst of allocation (a takeover's backlog, a relist) and
+ * gives it back only when the process goes idle, which a controller under steady churn never
+ * does: in the soak (BENCHMARKS.md, scenario 11), replicas kept 150 to 180 MB of heap with 20 to
+ * 55 MB in use, and RSS with it.
+ */
+export function heapToGiveBack(h: HeapFigures): boolean {
+  return h.total > 2 * h.used + SLACK_BYTES;
+}
+
+/**
+ * giveBackPeriodically checks the heap every `everyMs` and, when heapToGiveBack says so, runs
+ * releaseMemory's collection (tens of milliseconds, at most once a check). Returns the stop
+ * function. The timer never holds the process up.
+ */
+export function giveBackPeriodically(everyMs: number, onRelease: (ms: number | null, before: HeapFigures) => void, heap = currentHeap, release = releaseMemory): () => void {
+  const timer = setInterval(() => {
+    const before = heap();
+    if (heapToGiveBack(before)) onRelease(release(), before);
+  }, everyMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
+function currentHeap(): HeapFigures {
+  const s = getHeapStatistics();
+  return { used: s.used_heap_size, total: s.total_heap_size };
+}

@@ -348,3 +348,37 @@ test('a watch whose answer never opens fails as a timeout instead of holding its
   assert.deepEqual(await consume('/quiet'), ['ADDED']);
   assert.ok(opened);
 });
+
+test('an answer that arrives in small pieces, split inside characters beyond ASCII, is decoded whole, gzipped or not', async (t) => {
+  const { gzipSync } = await import('node:zlib');
+  const body = JSON.stringify({ items: Array.from({ length: 300 }, (_, i) => ({ metadata: { name: `pod-${i}`, annotations: { note: 'évité — 日本 🚀' } } })) });
+  const plain = Buffer.from(body);
+  const packed = gzipSync(body);
+  handler = (req, res) => {
+    const bytes = req.url === '/gzip' ? packed : plain;
+    if (req.url === '/gzip') res.setHeader('Content-Encoding', 'gzip');
+    // 7-byte writes: every multi-byte character of the text is split somewhere.
+    const write = (at: number): void => {
+      if (at >= bytes.length) return void res.end();
+      res.write(bytes.subarray(at, at + 7), () => write(at + 7));
+    };
+    write(0);
+  };
+  const c = client();
+  t.after(() => c.close());
+  assert.deepEqual(await c.request({ method: 'GET', path: '/plain' }), JSON.parse(body));
+  assert.deepEqual(await c.request({ method: 'GET', path: '/gzip' }), JSON.parse(body));
+  assert.equal(c.stats.bytesReceived, plain.length + packed.length);
+});
+
+test('a gzipped answer cut short or corrupt fails the request', async (t) => {
+  const { gzipSync } = await import('node:zlib');
+  const packed = gzipSync(JSON.stringify({ items: [] }));
+  handler = (_req, res) => {
+    res.setHeader('Content-Encoding', 'gzip');
+    res.end(Buffer.concat([packed.subarray(0, 10), Buffer.from('not gzip at all')]));
+  };
+  const c = client();
+  t.after(() => c.close());
+  await assert.rejects(c.request({ method: 'GET', path: '/bad' }));
+});

@@ -19,12 +19,15 @@ test('the workqueue metrics use client-go names with name="pod_cleanup"', async 
   const m = new Metrics({ version: 'test' });
   m.queue.added(0);
   m.queue.added(2);
+  m.queue.depthChanged(2, 9);
   m.queue.depthChanged(2, 7);
+  m.queue.depthChanged(5, 1);
   m.queue.queued(0.002);
   m.queue.worked(0.5);
   m.queue.retried();
   assert.equal(await sample(m, 'workqueue_adds_total{name="pod_cleanup"}'), 2);
   assert.equal(await sample(m, 'workqueue_depth{name="pod_cleanup",priority="2"}'), 7);
+  assert.equal(await sample(m, 'workqueue_depth{name="pod_cleanup",priority="5"}'), 1);
   assert.equal(await sample(m, 'workqueue_queue_duration_seconds_count{name="pod_cleanup"}'), 1);
   assert.equal(await sample(m, 'workqueue_work_duration_seconds_bucket{le="1",name="pod_cleanup"}'), 1);
   assert.equal(await sample(m, 'workqueue_retries_total{name="pod_cleanup"}'), 1);
@@ -104,6 +107,18 @@ test('an API request is counted by verb and code and timed by verb', async () =>
   assert.equal(await sample(m, 'finalizer_sweeper_api_requests_total{verb="patch",code="409"}'), 1);
   assert.equal(await sample(m, 'finalizer_sweeper_api_requests_total{verb="get",code="error"}'), 1);
   assert.equal(await sample(m, 'finalizer_sweeper_api_request_duration_seconds_count{verb="patch"}'), 2);
+});
+
+test('repeated API requests add up on their series, and a new API host gets series of its own', async () => {
+  const m = new Metrics({ version: 'test' });
+  m.apiHost('a:6443');
+  for (let i = 0; i < 3; i++) m.apiRequest('patch', 200, 0.01);
+  m.apiHost('b:6443');
+  m.apiRequest('patch', 200, 0.01);
+  assert.equal(await sample(m, 'finalizer_sweeper_api_requests_total{verb="patch",code="200"}'), 4);
+  assert.equal(await sample(m, 'finalizer_sweeper_api_request_duration_seconds_count{verb="patch"}'), 4);
+  assert.equal(await sample(m, 'rest_client_requests_total{code="200",method="PATCH",host="a:6443"}'), 3);
+  assert.equal(await sample(m, 'rest_client_requests_total{code="200",method="PATCH",host="b:6443"}'), 1);
 });
 
 test('seconds_since_last_watch_event is computed from the clock at scrape time', async () => {

@@ -94,6 +94,8 @@ export class Metrics {
     registers: [this.registry],
   });
   #apiHost = '';
+  /** The three series each API request updates, bound once per verb and code (see apiRequest). */
+  readonly #requestSeries = new Map<string, { count: { inc(): void }; duration: { observe(v: number): void }; rest: { inc(): void } }>();
   /** client-go's leader-election gauge, beside leader, for generic rules and dashboards. */
   readonly #masterStatus = new Gauge<'name'>({
     name: 'leader_election_master_status',
@@ -183,14 +185,26 @@ export class Metrics {
 
   /** apiRequest counts one API request; code is the HTTP status, or a word when none came back. */
   apiRequest(verb: string, code: number | string, seconds: number): void {
-    this.#apiRequests.inc({ verb, code: String(code) });
-    this.#apiDuration.observe({ verb }, seconds);
-    this.#restRequests.inc({ code: String(code), method: METHOD_OF_VERB[verb] ?? verb.toUpperCase(), host: this.#apiHost });
+    // Bound once: prom-client hashes a label set on every update, three times a request here.
+    const key = `${verb} ${code}`;
+    let series = this.#requestSeries.get(key);
+    if (series === undefined) {
+      series = {
+        count: this.#apiRequests.labels({ verb, code: String(code) }),
+        duration: this.#apiDuration.labels({ verb }),
+        rest: this.#restRequests.labels({ code: String(code), method: METHOD_OF_VERB[verb] ?? verb.toUpperCase(), host: this.#apiHost }),
+      };
+      this.#requestSeries.set(key, series);
+    }
+    series.count.inc();
+    series.duration.observe(seconds);
+    series.rest.inc();
   }
 
   /** apiHost names the API server (host:port) in rest_client_requests_total's `host` label. */
   apiHost(host: string): void {
     this.#apiHost = host;
+    this.#requestSeries.clear();
   }
 
   /** trackTerminating reports, at each scrape, the Terminating pods that keep our finalizer. */

@@ -42,6 +42,11 @@ export class WorkqueueMetrics implements QueueObserver {
   readonly #queueDuration: Histogram<'name'>;
   readonly #workDuration: Histogram<'name'>;
   readonly #retries: Counter<'name'>;
+  /**
+   * The series of this queue, bound once: prom-client hashes a label set on every update, and
+   * each removal updates the queue's metrics about five times.
+   */
+  readonly #series: { adds: { inc(): void }; retries: { inc(): void }; queued: { observe(v: number): void }; worked: { observe(v: number): void }; depth: Map<number, { set(v: number): void }> };
   #progress: QueueProgress | null = null;
 
   constructor(registry: Registry, name: string) {
@@ -92,6 +97,13 @@ export class WorkqueueMetrics implements QueueObserver {
     // Zero series from the start, so that rate() and absent() see the queue before its first add.
     this.#adds.inc({ name }, 0);
     this.#retries.inc({ name }, 0);
+    this.#series = {
+      adds: this.#adds.labels({ name }),
+      retries: this.#retries.labels({ name }),
+      queued: this.#queueDuration.labels({ name }),
+      worked: this.#workDuration.labels({ name }),
+      depth: new Map(),
+    };
   }
 
   /** trackProgress names the source the two in-progress gauges read at each scrape. */
@@ -100,23 +112,25 @@ export class WorkqueueMetrics implements QueueObserver {
   }
 
   added(_priority: number): void {
-    this.#adds.inc({ name: this.#name });
+    this.#series.adds.inc();
   }
 
   depthChanged(priority: number, depth: number): void {
-    this.#depth.set({ name: this.#name, priority: String(priority) }, depth);
+    let series = this.#series.depth.get(priority);
+    if (series === undefined) this.#series.depth.set(priority, (series = this.#depth.labels({ name: this.#name, priority: String(priority) })));
+    series.set(depth);
   }
 
   queued(seconds: number): void {
-    this.#queueDuration.observe({ name: this.#name }, seconds);
+    this.#series.queued.observe(seconds);
   }
 
   worked(seconds: number): void {
-    this.#workDuration.observe({ name: this.#name }, seconds);
+    this.#series.worked.observe(seconds);
   }
 
   retried(): void {
-    this.#retries.inc({ name: this.#name });
+    this.#series.retries.inc();
   }
 
   #progressGauge(registry: Registry, name: string, help: string, read: (p: QueueProgress) => number): void {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { per, percentile, ratePerSecond, ratio, slopePerHour } from './stats.ts';
+import { per, percentile, ratePerSecond, ratio, slopePerHour, longestRun } from './stats.ts';
 
 test('percentile is the nearest rank: the smallest value with at least p% of the values at or below it', () => {
   // The worked example of the nearest-rank method: ranks ceil(p/100 * 5).
@@ -70,4 +70,15 @@ test('slopePerHour is the least-squares growth per hour, null without enough sam
   assert.ok(Math.abs(noisy) < 1.5, `zig-zag noise reads as little growth: ${noisy}`);
   assert.equal(slopePerHour(line(2).slice(0, 2)), null);
   assert.equal(slopePerHour([{ atMs: 5, value: 1 }, { atMs: 5, value: 2 }, { atMs: 5, value: 3 }]), null);
+});
+
+test('longestRun: the longest stretch of equal keys, the first of equal length, none for no items', () => {
+  const rows: Array<[string, string]> = [
+    ['', ''],
+    ['a', 'a'],
+    ['aabbbab', 'bbb'],
+    ['aabb', 'aa'],
+    ['abbbb', 'bbbb'],
+  ];
+  for (const [input, longest] of rows) assert.equal(longestRun([...input], (c) => c).join(''), longest, input);
 });

@@ -49,3 +49,15 @@ export function slopePerHour(samples: ReadonlyArray<{ atMs: number; value: numbe
   }
   return den === 0 ? null : (num / den) * 3_600_000;
 }
+
+/** longestRun is the longest stretch of consecutive items with the same key (the first of equal length). */
+export function longestRun<T>(items: readonly T[], key: (item: T) => unknown): T[] {
+  let best: T[] = [];
+  let start = 0;
+  for (let i = 1; i <= items.length; i++) {
+    if (i < items.length && key(items[i]!) === key(items[start]!)) continue;
+    if (i - start > best.length) best = items.slice(start, i);
+    start = i;
+  }
+  return best;
+}

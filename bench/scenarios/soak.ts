@@ -13,7 +13,7 @@ import { BytePipe } from '../lib/byte-proxy.ts';
 import { createNamespace } from '../lib/populate.ts';
 import type { Scrape } from '../lib/prom.ts';
 import { fig, goal } from '../lib/result.ts';
-import { slopePerHour } from '../lib/stats.ts';
+import { longestRun, slopePerHour } from '../lib/stats.ts';
 import { faultSchedule, type Fault } from '../lib/fault-schedule.ts';
 import type { ClusterScenario } from './scenario.ts';
 
@@ -34,7 +34,8 @@ interface Replica {
   name: string;
   ctl: RunningController;
   startedAt: number;
-  rss: Array<{ atMs: number; value: number }>;
+  /** RSS samples, each with the role the replica had when it was taken. */
+  rss: Array<{ atMs: number; value: number; leading: boolean }>;
   heap: Array<{ atMs: number; value: number }>;
   /** At the last sample: V8's whole heap (used or not) and the pods cached. RSS follows the former. */
   heapTotal: number | null;
@@ -203,9 +204,12 @@ export const soak: ClusterScenario = {
     const warmUpMs = durationMs * 0.2;
     const mb = (v: number | null) => (v === null ? null : v / 1e6);
     // Each replica's own warm-up: one started late (after a SIGKILL) fills its caches late too.
-    const afterWarmUp = (r: Replica, xs: Replica['rss']) => xs.filter((s) => s.atMs >= r.startedAt + warmUpMs);
+    const afterWarmUp = <S extends { atMs: number }>(r: Replica, xs: S[]) => xs.filter((s) => s.atMs >= r.startedAt + warmUpMs);
     for (const r of replicas) {
-      const after = (xs: Replica['rss']) => afterWarmUp(r, xs);
+      const after = <S extends { atMs: number }>(xs: S[]) => afterWarmUp(r, xs);
+      // A takeover changes what a replica does, and so what it holds: the slope within one role
+      // tells growth from that step.
+      const stretch = longestRun(after(r.rss), (x) => x.leading);
       out.rows.push({
         contender: `replica ${r.name}${r.killed ? ' (SIGKILLed)' : ''}`,
         figures: [
@@ -215,6 +219,8 @@ export const soak: ClusterScenario = {
           fig('pods cached at its last sample', r.podsCached),
           fig('RSS slope after warm-up', mb(slopePerHour(after(r.rss))), 'MB/h'),
           fig('heap slope after warm-up', mb(slopePerHour(after(r.heap))), 'MB/h'),
+          fig('RSS slope over its longest stretch in one role after warm-up', mb(slopePerHour(stretch)), 'MB/h'),
+          fig('that stretch', stretch.length < 2 ? null : (stretch.at(-1)!.atMs - stretch[0]!.atMs) / 60_000, 'min'),
           fig('largest RSS while leading', mb(r.peakLeading), 'MB'),
           fig('largest RSS while following', mb(r.peakFollowing), 'MB'),
           fig('time leading', (r.samplesLeading * SAMPLE_EVERY_MS) / 1000, 's'),
@@ -222,6 +228,7 @@ export const soak: ClusterScenario = {
           fig('event-loop delay p99, worst sample', r.eventLoopP99 * 1000, 'ms'),
         ],
       });
+      if (stretch.length >= 2) out.notes.push(`replica ${r.name}: its longest stretch in one role after warm-up was ${stretch[0]!.leading ? 'leading' : 'following'}, from ${Math.round(stretch[0]!.atMs / 1000)} s to ${Math.round(stretch.at(-1)!.atMs / 1000)} s`);
     }
     // Every replica that lived at least half the run, the one started after the SIGKILL included.
     const survivors = replicas.filter((r) => !r.killed && r.startedAt <= durationMs / 2);
@@ -243,13 +250,16 @@ export const soak: ClusterScenario = {
 /** sample records one reading of a replica: RSS from /proc, heap and event-loop delay from its metrics. */
 function sample(r: Replica, s: Scrape | null, atMs: number): void {
   const rss = r.ctl.child.rssBytes();
-  if (rss !== null) r.rss.push({ atMs, value: rss });
-  if (s === null) return;
+  if (s === null) {
+    if (rss !== null) r.rss.push({ atMs, value: rss, leading: r.rss.at(-1)?.leading ?? false });
+    return;
+  }
+  const leading = s.sum('finalizer_sweeper_leader') === 1;
+  if (rss !== null) r.rss.push({ atMs, value: rss, leading });
   r.heap.push({ atMs, value: s.sum('nodejs_heap_size_used_bytes') });
   r.heapTotal = s.sum('nodejs_heap_size_total_bytes');
   r.podsCached = s.sum('finalizer_sweeper_cached_objects', { resource: 'pods' });
   r.eventLoopP99 = Math.max(r.eventLoopP99, s.sum('nodejs_eventloop_lag_p99_seconds'));
-  const leading = s.sum('finalizer_sweeper_leader') === 1;
   if (!leading) r.followerDepth = Math.max(r.followerDepth, s.sum('workqueue_depth'));
   if (rss === null) return;
   if (leading) {

@@ -20,8 +20,8 @@ import { VERSION } from '../version.ts';
 const EVENTS_CLOSE_MS = 5_000;
 /**
  * LIST_GARBAGE_BYTES: while listing, a full collection runs each time the heap in use has grown
- * this much (see collectWhenGrown). A collection takes tens of milliseconds with 100,000 pods
- * cached; at this size it comes every few dozen pages, and the peak stays this close to what is live.
+ * this much (see collectWhenGrown). With 100,000 pods the sync peaked at 279 MB of RSS with it and
+ * 436 without; half of it (16 MiB) peaked no lower and synced later (BENCHMARKS.md, scenario 9).
  */
 const LIST_GARBAGE_BYTES = 32 * 2 ** 20;
 /** GIVE_BACK_EVERY_MS: how often the heap V8 keeps beyond what is in use is checked (see giveBackPeriodically). */

@@ -27,7 +27,7 @@ export function releaseMemory(): number | null {
  * and trimmed at once, but young-generation collections that fall while a page is parsed find
  * its objects alive and promote them; V8 then lets the old generation grow to a multiple of what
  * is live before it collects there, and the process keeps that size: 100,000 pods peaked at 436
- * MB of RSS against 167 MB once synced (BENCHMARKS.md, scenario 9). `used` and `collect` are for
+ * MB of RSS against 167 MB once synced (BENCHMARKS.md, scenario 9). `used` and `run` are for
  * tests.
  */
 export function collectWhenGrown(growthBytes: number, used = () => getHeapStatistics().used_heap_size, run = () => void collect('regular')): () => void {
@@ -62,7 +62,7 @@ function exposeGc(): NodeJS.GCFunction | null {
   }
 }
 
-/** HeapFigures are the two figures of V8's heap that giveBackCheck reads, in bytes. */
+/** HeapFigures are the two figures of V8's heap that heapToGiveBack reads, in bytes. */
 export interface HeapFigures {
   used: number;
   total: number;

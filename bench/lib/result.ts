@@ -55,7 +55,7 @@ export function fig(name: string, value: number | null, unit = ''): Figure {
 /** goal builds a Goal from a measured value and a test; an unknown value is "not measured". */
 export function goal(text: string, value: number | null, unit: string, test: (v: number) => boolean): Goal {
   if (value === null) return { goal: text, measured: 'not measured', met: null };
-  return { goal: text, measured: `${format(value)}${unit ? ` ${unit}` : ''}`, met: test(value) };
+  return { goal: text, measured: `${format(value)}${unit.trim() ? ` ${unit.trim()}` : ''}`, met: test(value) };
 }
 
 /** format prints a number with a precision that suits its size. */

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { per, percentile, ratePerSecond, ratio, slopePerHour, longestRun } from './stats.ts';
+import { per, percentile, ratePerSecond, ratio, slopePerHour, slopeFit, longestRun, runsOf } from './stats.ts';
 
 test('percentile is the nearest rank: the smallest value with at least p% of the values at or below it', () => {
   // The worked example of the nearest-rank method: ranks ceil(p/100 * 5).
@@ -70,6 +70,25 @@ test('slopePerHour is the least-squares growth per hour, null without enough sam
   assert.ok(Math.abs(noisy) < 1.5, `zig-zag noise reads as little growth: ${noisy}`);
   assert.equal(slopePerHour(line(2).slice(0, 2)), null);
   assert.equal(slopePerHour([{ atMs: 5, value: 1 }, { atMs: 5, value: 2 }, { atMs: 5, value: 3 }]), null);
+});
+
+test('slopeFit: no error on a straight line, an error that grows with the noise and shrinks with the samples', () => {
+  const line = (n: number, noise: (i: number) => number) => Array.from({ length: n }, (_, i) => ({ atMs: i * 10_000, value: 100 + noise(i) }));
+  const zigzag = (size: number) => (i: number) => (i % 2 === 0 ? size : -size);
+  assert.equal(slopeFit(line(10, () => 0))?.standardErrorPerHour, 0);
+  const small = slopeFit(line(60, zigzag(1)))!;
+  const large = slopeFit(line(60, zigzag(4)))!;
+  const longer = slopeFit(line(240, zigzag(4)))!;
+  assert.ok(large.standardErrorPerHour > 3 * small.standardErrorPerHour, `${large.standardErrorPerHour} against ${small.standardErrorPerHour}`);
+  assert.ok(longer.standardErrorPerHour < large.standardErrorPerHour / 4, `${longer.standardErrorPerHour} against ${large.standardErrorPerHour}`);
+  // The zig-zag has no trend: its slope lies within two standard errors of 0.
+  assert.ok(Math.abs(large.perHour) <= 2 * large.standardErrorPerHour, `${large.perHour} ± ${large.standardErrorPerHour}`);
+  assert.equal(slopeFit(line(2, () => 0)), null);
+});
+
+test('runsOf: consecutive stretches of equal keys, in order', () => {
+  assert.deepEqual(runsOf([...'aabccca'], (c) => c).map((r) => r.join('')), ['aa', 'b', 'ccc', 'a']);
+  assert.deepEqual(runsOf([], (c) => c), []);
 });
 
 test('longestRun: the longest stretch of equal keys, the first of equal length, none for no items', () => {

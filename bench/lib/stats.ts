@@ -37,8 +37,24 @@ export function per(a: number, b: number): number | null {
  * figure (RSS, heap) grows. null with fewer than three samples or no spread in time.
  */
 export function slopePerHour(samples: ReadonlyArray<{ atMs: number; value: number }>): number | null {
-  if (samples.length < 3) return null;
+  return slopeFit(samples)?.perHour ?? null;
+}
+
+/** SlopeFit is a least-squares slope per hour and its standard error. */
+export interface SlopeFit {
+  perHour: number;
+  standardErrorPerHour: number;
+}
+
+/**
+ * slopeFit is slopePerHour with the slope's standard error, so that growth can be told from
+ * noise: a slope within two standard errors of a bound is not evidence of exceeding it. The
+ * error assumes independent residuals; RSS sampled every 10 s is not (a collection's sawtooth
+ * spans several samples), so the true error is larger and this one errs on the strict side.
+ */
+export function slopeFit(samples: ReadonlyArray<{ atMs: number; value: number }>): SlopeFit | null {
   const n = samples.length;
+  if (n < 3) return null;
   const mt = samples.reduce((a, s) => a + s.atMs, 0) / n;
   const mv = samples.reduce((a, s) => a + s.value, 0) / n;
   let num = 0;
@@ -47,17 +63,25 @@ export function slopePerHour(samples: ReadonlyArray<{ atMs: number; value: numbe
     num += (s.atMs - mt) * (s.value - mv);
     den += (s.atMs - mt) ** 2;
   }
-  return den === 0 ? null : (num / den) * 3_600_000;
+  if (den === 0) return null;
+  const slope = num / den;
+  const residuals = samples.reduce((a, s) => a + (s.value - mv - slope * (s.atMs - mt)) ** 2, 0);
+  return { perHour: slope * 3_600_000, standardErrorPerHour: Math.sqrt(residuals / (n - 2) / den) * 3_600_000 };
+}
+
+/** runsOf splits items into stretches of consecutive items with the same key, in order. */
+export function runsOf<T>(items: readonly T[], key: (item: T) => unknown): T[][] {
+  const runs: T[][] = [];
+  let start = 0;
+  for (let i = 1; i <= items.length; i++) {
+    if (i < items.length && key(items[i]!) === key(items[start]!)) continue;
+    runs.push(items.slice(start, i));
+    start = i;
+  }
+  return runs;
 }
 
 /** longestRun is the longest stretch of consecutive items with the same key (the first of equal length). */
 export function longestRun<T>(items: readonly T[], key: (item: T) => unknown): T[] {
-  let best: T[] = [];
-  let start = 0;
-  for (let i = 1; i <= items.length; i++) {
-    if (i < items.length && key(items[i]!) === key(items[start]!)) continue;
-    if (i - start > best.length) best = items.slice(start, i);
-    start = i;
-  }
-  return best;
+  return runsOf(items, key).reduce((best, run) => (run.length > best.length ? run : best), []);
 }

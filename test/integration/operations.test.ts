@@ -188,6 +188,25 @@ test('/readyz turns ready after the caches sync, and /metrics shows the document
   assert.equal(value(after, 'finalizer_sweeper_cached_objects{resource="pods"}'), 20);
 });
 
+test('started by hand, the controller runs with the image\'s MALLOC_MMAP_THRESHOLD_ (one restart of its image, same PID); a value the operator set stays', { timeout: 60_000 }, async (t) => {
+  const ns = await newNamespace(t);
+  const environOf = (p: RunningCli) => readFileSync(`/proc/${p.child.pid}/environ`, 'utf8').split('\0');
+  const { MALLOC_MMAP_THRESHOLD_: _ignored, ...bare } = process.env;
+  const byHand = startCli(['controller', '--kubeconfig', kubeconfigPath, '--namespace', ns, '--leader-elect=false', '--metrics-bind-address', '0', '--health-probe-bind-address', '0', '--log-format', 'json'], { env: bare });
+  t.after(() => byHand.child.kill('SIGKILL'));
+  await byHand.untilStderr((l) => l.includes('"cache synced"') && l.includes('"pods"'));
+  assert.ok(environOf(byHand).includes('MALLOC_MMAP_THRESHOLD_=65536'), 'the variable is in the running image\'s environment');
+  assert.equal(byHand.stderr().split('\n').filter((l) => l.includes('"controller starting"')).length, 1, 'the restart came before anything was logged');
+
+  const chosen = startCli(['controller', '--kubeconfig', kubeconfigPath, '--namespace', ns, '--leader-elect=false', '--metrics-bind-address', '0', '--health-probe-bind-address', '0', '--log-format', 'json'], { env: { ...bare, MALLOC_MMAP_THRESHOLD_: '131072' } });
+  t.after(() => chosen.child.kill('SIGKILL'));
+  await chosen.untilStderr((l) => l.includes('"cache synced"') && l.includes('"pods"'));
+  assert.ok(environOf(chosen).includes('MALLOC_MMAP_THRESHOLD_=131072'), 'the operator\'s value stands');
+  byHand.child.kill('SIGTERM');
+  chosen.child.kill('SIGTERM');
+  assert.deepEqual([(await byHand.result).code, (await chosen.result).code], [0, 0], 'both stop cleanly on SIGTERM');
+});
+
 test('configuration mistakes exit 2 with a message that names what is wrong', { timeout: 60_000 }, async () => {
   const dir = tmpdir();
   const file = (name: string, text: string) => {

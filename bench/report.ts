@@ -33,7 +33,7 @@ export function renderScenario(s: ScenarioResult): string {
   }
   if (s.goals.length > 0) {
     out.push('| goal | measured | |', '| --- | --- | --- |');
-    for (const g of s.goals) out.push(`| ${g.goal} | ${g.measured} | ${g.met === null ? 'not measured' : g.met ? 'met' : '**not met**'} |`);
+    for (const g of s.goals) out.push(`| ${g.goal} | ${g.measured} | ${g.met === null ? 'not measured' : g.met === 'undecided' ? '**undecided**' : g.met ? 'met' : '**not met**'} |`);
     out.push('');
   }
   for (const n of s.notes) out.push(`- ${n}`);

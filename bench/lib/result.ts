@@ -19,7 +19,8 @@ export interface Row {
 export interface Goal {
   goal: string;
   measured: string;
-  met: boolean | null;
+  /** undecided: measured, but too noisy to tell either way (see the soak's memory goals). */
+  met: boolean | 'undecided' | null;
 }
 
 export interface ScenarioResult {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { per, percentile, ratePerSecond, ratio, slopePerHour, slopeFit, longestRun, runsOf } from './stats.ts';
+import { per, percentile, ratePerSecond, ratio, slopePerHour, slopeFit, growthVerdict, longestRun, runsOf } from './stats.ts';
 
 test('percentile is the nearest rank: the smallest value with at least p% of the values at or below it', () => {
   // The worked example of the nearest-rank method: ranks ceil(p/100 * 5).
@@ -84,6 +84,19 @@ test('slopeFit: no error on a straight line, an error that grows with the noise 
   // The zig-zag has no trend: its slope lies within two standard errors of 0.
   assert.ok(Math.abs(large.perHour) <= 2 * large.standardErrorPerHour, `${large.perHour} ± ${large.standardErrorPerHour}`);
   assert.equal(slopeFit(line(2, () => 0)), null);
+});
+
+test('growthVerdict: met only when the whole band is within the bound, not met only when it is all above', () => {
+  const rows: Array<[number, number, boolean | 'undecided']> = [
+    [0, 0.5, true],
+    [-165, 16, true],
+    [1, 0.5, true],
+    [1, 1, 'undecided'],
+    [9.19, 26.9, 'undecided'],
+    [3, 0.4, false],
+    [111, 10, false],
+  ];
+  for (const [perHour, standardErrorPerHour, want] of rows) assert.equal(growthVerdict({ perHour, standardErrorPerHour }, 2), want, `${perHour} ± 2 × ${standardErrorPerHour}`);
 });
 
 test('runsOf: consecutive stretches of equal keys, in order', () => {

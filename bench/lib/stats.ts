@@ -69,6 +69,18 @@ export function slopeFit(samples: ReadonlyArray<{ atMs: number; value: number }>
   return { perHour: slope * 3_600_000, standardErrorPerHour: Math.sqrt(residuals / (n - 2) / den) * 3_600_000 };
 }
 
+/**
+ * growthVerdict judges a fitted slope against a bound with two standard errors either side: met
+ * when even the high end is within the bound, not met when even the low end exceeds it, and
+ * undecided when the bound lies inside (too few samples or too much noise to tell).
+ */
+export function growthVerdict(fit: SlopeFit, boundPerHour: number): boolean | 'undecided' {
+  const margin = 2 * fit.standardErrorPerHour;
+  if (fit.perHour + margin <= boundPerHour) return true;
+  if (fit.perHour - margin > boundPerHour) return false;
+  return 'undecided';
+}
+
 /** runsOf splits items into stretches of consecutive items with the same key, in order. */
 export function runsOf<T>(items: readonly T[], key: (item: T) => unknown): T[][] {
   const runs: T[][] = [];

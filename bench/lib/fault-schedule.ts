@@ -30,3 +30,22 @@ export function faultSchedule(durationMs: number): Fault[] {
     { kind: 'owner-outage', atMs: at(0.8), forMs: spell },
   ];
 }
+
+/** SoakPlan is how long the soak runs at scale 1 and whether it injects faults. */
+export interface SoakPlan {
+  fullMs: number;
+  faults: boolean;
+}
+
+/**
+ * soakPlan reads the soak's two knobs from the environment: BENCH_SOAK_MINUTES (default 30) and
+ * BENCH_SOAK_FAULTS=none. A long run without faults keeps each replica in one role for most of it,
+ * which is what a memory slope of a few MB an hour needs to be told from noise.
+ */
+export function soakPlan(env: NodeJS.ProcessEnv): SoakPlan {
+  const minutes = env['BENCH_SOAK_MINUTES'] ?? '30';
+  if (!/^\d+(\.\d+)?$/.test(minutes) || !(Number(minutes) > 0)) throw new Error(`BENCH_SOAK_MINUTES must be a positive number of minutes, got "${minutes}"`);
+  const faults = env['BENCH_SOAK_FAULTS'] ?? 'all';
+  if (faults !== 'all' && faults !== 'none') throw new Error(`BENCH_SOAK_FAULTS must be "all" or "none", got "${faults}"`);
+  return { fullMs: Number(minutes) * 60_000, faults: faults === 'all' };
+}

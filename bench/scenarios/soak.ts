@@ -14,10 +14,9 @@ import { createNamespace } from '../lib/populate.ts';
 import type { Scrape } from '../lib/prom.ts';
 import { fig, format, goal, type Goal } from '../lib/result.ts';
 import { growthVerdict, longestRun, runsOf, slopeFit, slopePerHour } from '../lib/stats.ts';
-import { faultSchedule, type Fault } from '../lib/fault-schedule.ts';
+import { faultSchedule, soakPlan, type Fault } from '../lib/fault-schedule.ts';
 import type { ClusterScenario } from './scenario.ts';
 
-const FULL_MS = 30 * 60_000;
 const MIN_MS = 3 * 60_000;
 const WORKFLOWS_PER_SECOND = 4;
 const PODS_PER_WORKFLOW = 5;
@@ -56,8 +55,9 @@ export const soak: ClusterScenario = {
   title: 'Soak: two replicas under churn and faults',
   async run(ctx, out) {
     const { env } = ctx;
-    const durationMs = Math.max(MIN_MS, Math.round(FULL_MS * ctx.scale));
-    const faults = faultSchedule(durationMs);
+    const plan = soakPlan(process.env);
+    const durationMs = Math.max(MIN_MS, Math.round(plan.fullMs * ctx.scale));
+    const faults = plan.faults ? faultSchedule(durationMs) : [];
     out.size = { seconds: durationMs / 1000, podsPerSecond: WORKFLOWS_PER_SECOND * PODS_PER_WORKFLOW };
     await createNamespace(env.cluster, NAMESPACE);
     await serveV1Too(env);
@@ -240,7 +240,8 @@ export const soak: ClusterScenario = {
       `${tally.created} pods created in ${durationMs / 1000} s, ${podsAtEnd} of them in the namespace when the churn stopped; ${tally.checkedKept} pods of live, unrecorded Workflows checked; ${tally.errors} churn requests failed (expected around the API server restart)`,
       ...recovery.map((r) => `${r.fault.kind} (${Math.round(r.fault.forMs / 1000)} s) at ${Math.round(r.fault.atMs / 1000)} s: ${r.recoveredAt === null ? 'no removal after it' : `removals again ${((r.recoveredAt - r.endedAt) / 1000).toFixed(1)} s after it ended (1 s sampling)`}`),
     );
-    if (durationMs < FULL_MS) out.notes.push(`a shortened run (--scale ${ctx.scale}): memory slopes over a few minutes are mostly noise`);
+    if (!plan.faults) out.notes.push('no faults (BENCH_SOAK_FAULTS=none): a run for memory over long stretches in one role');
+    if (durationMs < plan.fullMs) out.notes.push(`a shortened run (--scale ${ctx.scale}): memory slopes over a few minutes are mostly noise`);
   },
 };
 

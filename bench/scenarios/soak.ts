@@ -250,10 +250,8 @@ type Sampled = Replica['rss'];
 /**
  * roleGrowth judges the memory goal for one role (the issue asks for the slope of the leader and
  * of the follower) over the longest stretch any replica spent in that role after its warm-up: a
- * takeover is a step between roles, not growth, and no stretch spans one. The slope comes with
- * two standard errors: met when even slope + 2 SE is at most 2 MB an hour, not met when even
- * slope - 2 SE is above it, undecided in between (the stretch is too short or too noisy to tell).
- * A stretch shorter than minMs says too little either way: not measured.
+ * takeover is a step between roles, not growth, and no stretch spans one (growthVerdict says met,
+ * not met or undecided). A stretch shorter than minMs says too little either way: not measured.
  */
 function roleGrowth(replicas: Replica[], leading: boolean, afterWarmUp: (r: Replica, xs: Sampled) => Sampled, minMs: number): Goal {
   const role = leading ? 'leading' : 'following';

@@ -4,8 +4,8 @@
 // Deployment set MALLOC_MMAP_THRESHOLD_ so that blocks of 64 KiB and more are mapped on their own
 // and unmapped when freed (BENCHMARKS.md, scenario 5). A controller started by hand, from npm or
 // a checkout, gets the same by replacing its process image once, with the variable set:
-// process.execve keeps the PID, the open descriptors and the arguments, and glibc reads the
-// variable only when a process starts, so nothing short of that sets it.
+// process.execve keeps the PID, the arguments and stdin, stdout and stderr (nothing else is open
+// yet), and glibc reads the variable only when a process starts, so nothing short of that sets it.
 
 /** MMAP_THRESHOLD is the value the image and the Deployment set (deploy/Dockerfile, deploy/*). */
 export const MMAP_THRESHOLD = '65536';
@@ -23,10 +23,15 @@ export function needsMallocEnv(env: NodeJS.ProcessEnv, platform: NodeJS.Platform
 
 /**
  * withMallocEnv restarts the process image with MALLOC_MMAP_THRESHOLD_ set when needsMallocEnv
- * says so; it returns only when nothing is to be done (or the runtime has no execve). Call it
+ * says so; it returns only when nothing is to be done, the runtime has no execve, or execve
+ * failed (memory is worth a restart, not a crash: the controller then runs as it is). Call it
  * before anything is started: nothing of this process image survives it.
  */
 export function withMallocEnv(): void {
   if (!needsMallocEnv(process.env, process.platform) || process.execve === undefined) return;
-  process.execve(process.execPath, [process.execPath, ...process.execArgv, ...process.argv.slice(1)], { ...process.env, MALLOC_MMAP_THRESHOLD_: MMAP_THRESHOLD });
+  try {
+    process.execve(process.execPath, [process.execPath, ...process.execArgv, ...process.argv.slice(1)], { ...process.env, MALLOC_MMAP_THRESHOLD_: MMAP_THRESHOLD });
+  } catch {
+    // execve refused (a sandbox, a deleted binary): keep running without the variable.
+  }
 }

@@ -7,6 +7,8 @@
 // process.execve keeps the PID, the arguments and stdin, stdout and stderr (nothing else is open
 // yet), and glibc reads the variable only when a process starts, so nothing short of that sets it.
 
+import { accessSync, constants } from 'node:fs';
+
 /** MMAP_THRESHOLD is the value the image and the Deployment set (deploy/Dockerfile, deploy/*). */
 export const MMAP_THRESHOLD = '65536';
 
@@ -23,15 +25,17 @@ export function needsMallocEnv(env: NodeJS.ProcessEnv, platform: NodeJS.Platform
 
 /**
  * withMallocEnv restarts the process image with MALLOC_MMAP_THRESHOLD_ set when needsMallocEnv
- * says so; it returns only when nothing is to be done, the runtime has no execve, or execve
- * failed (memory is worth a restart, not a crash: the controller then runs as it is). Call it
- * before anything is started: nothing of this process image survives it.
+ * says so; it returns only when nothing is to be done, the runtime has no execve, or the node
+ * binary cannot be executed. Node aborts the process when execve fails, so what can be checked
+ * is checked first: memory is worth a restart, not a crash. Call it before anything is started:
+ * nothing of this process image survives it.
  */
 export function withMallocEnv(): void {
   if (!needsMallocEnv(process.env, process.platform) || process.execve === undefined) return;
   try {
-    process.execve(process.execPath, [process.execPath, ...process.execArgv, ...process.argv.slice(1)], { ...process.env, MALLOC_MMAP_THRESHOLD_: MMAP_THRESHOLD });
+    accessSync(process.execPath, constants.X_OK);
   } catch {
-    // execve refused (a sandbox, a deleted binary): keep running without the variable.
+    return;
   }
+  process.execve(process.execPath, [process.execPath, ...process.execArgv, ...process.argv.slice(1)], { ...process.env, MALLOC_MMAP_THRESHOLD_: MMAP_THRESHOLD });
 }

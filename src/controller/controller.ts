@@ -51,8 +51,9 @@ export class Controller {
           if (significantOwnerChange(old, wf)) this.#ownerChanged(wf);
         },
         onDelete: (wf) => {
-          // A DELETE event is confirmation enough: this UID is gone for good.
-          this.cleanup.owners.markGone(wf.uid);
+          // A DELETE event is confirmation enough: this UID is gone for good. Remembered only while
+          // cached pods name it (see forgetGone); a pod that names it later is confirmed by a read.
+          if (this.#pods.store.podsOf(wf.uid).length > 0) this.cleanup.owners.markGone(wf.uid);
           this.#ownerChanged(wf);
         },
       },
@@ -79,6 +80,7 @@ export class Controller {
         onDelete: (pod) => {
           this.#indexLabel(pod, false);
           this.cleanup.forgetPod(pod);
+          if (pod.owner !== null && this.#pods.store.podsOf(pod.owner.uid).length === 0) this.cleanup.owners.forgetGone(pod.owner.uid);
         },
       },
     });

@@ -72,6 +72,17 @@ test('cachedState: a UID marked gone by a watch DELETE event is gone without a r
   assert.equal(state.reads, 0);
 });
 
+test('forgetGone: a forgotten UID is no longer gone from the cache alone; a read decides again', async () => {
+  const { resolver, state } = fixture({ live: null });
+  resolver.markGone('uid-1');
+  assert.equal(resolver.goneRemembered, 1);
+  resolver.forgetGone('uid-1');
+  assert.equal(resolver.goneRemembered, 0);
+  assert.deepEqual(resolver.cachedState(pod()), { kind: 'unconfirmed' });
+  assert.deepEqual(await resolver.confirmedState(pod(), 0, 0), { kind: 'gone' });
+  assert.equal(state.reads, 1);
+});
+
 test('cachedState: a pod with neither an owner reference nor a workflow label is unattributable', () => {
   const { resolver } = fixture({ cached: workflow() });
   assert.deepEqual(resolver.cachedState(pod({ owner: null, workflowLabel: null })), { kind: 'unattributable' });

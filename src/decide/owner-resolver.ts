@@ -72,6 +72,21 @@ export class OwnerResolver {
     this.#gone.add(uid);
   }
 
+  /**
+   * forgetGone drops a gone UID once no cached pod names it. Remembering it saves a read only for
+   * such pods; one that turns up later is confirmed by a read, as any unknown owner is. Without
+   * this, every Workflow deleted stayed here up to MAX_REMEMBERED: about 2 MB an hour at 4
+   * Workflows a second (the soak's follower, BENCHMARKS.md).
+   */
+  forgetGone(uid: string): void {
+    this.#gone.delete(uid);
+  }
+
+  /** goneRemembered is how many gone UIDs are remembered (for tests). */
+  get goneRemembered(): number {
+    return this.#gone.size;
+  }
+
   /** cachedState is what the cache alone can say: cheap, used to triage events. */
   cachedState(pod: PodMeta): OwnerState {
     const ref = ownerName(pod);

@@ -115,6 +115,8 @@ test('pods of deleted Workflows are freed; pods of a live, unrecorded Workflow k
     [...reasonsOf(first)].sort(),
     doomed.map((n) => [`${ns}/${n}`, 'owner-gone']).sort(),
   );
+  // A gone owner is remembered only while cached pods name it: forgotten once they are gone.
+  await cluster.waitFor(async () => first.controller.cleanup.owners.goneRemembered === 0, LONG, 'the gone owners to be forgotten with their pods');
 
   await waitResyncs(first, 3);
   assert.deepEqual(await versions(ns, names(livePods)), liveBefore);

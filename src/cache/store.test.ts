@@ -38,6 +38,9 @@ test('podsOf lists the pods of an owner UID', () => {
   assert.deepEqual(store.podsOf('w1').sort(), ['ns/a', 'ns/b']);
   assert.deepEqual(store.podsOf('w2'), ['ns/c']);
   assert.deepEqual(store.podsOf('nobody'), []);
+  assert.deepEqual(['w1', 'w2', 'nobody'].map((uid) => store.hasPodsOf(uid)), [true, true, false]);
+  store.delete('ns/c');
+  assert.equal(store.hasPodsOf('w2'), false, 'the last pod of an owner deleted');
 });
 
 test('an update that changes the owner moves the pod in the index', () => {

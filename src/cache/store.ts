@@ -79,6 +79,11 @@ export class PodStore extends Store<PodMeta> {
     return keys === undefined ? [] : [...keys];
   }
 
+  /** hasPodsOf answers whether any cached pod's owner reference names this UID, without a copy. */
+  hasPodsOf(ownerUid: string): boolean {
+    return this.#byOwner.has(ownerUid);
+  }
+
   /** ownerCount is the number of distinct owner UIDs indexed. */
   get ownerCount(): number {
     return this.#byOwner.size;

@@ -53,7 +53,7 @@ export class Controller {
         onDelete: (wf) => {
           // A DELETE event is confirmation enough: this UID is gone for good. Remembered only while
           // cached pods name it (see forgetGone); a pod that names it later is confirmed by a read.
-          if (this.#pods.store.podsOf(wf.uid).length > 0) this.cleanup.owners.markGone(wf.uid);
+          if (this.#pods.store.hasPodsOf(wf.uid)) this.cleanup.owners.markGone(wf.uid);
           this.#ownerChanged(wf);
         },
       },
@@ -80,7 +80,7 @@ export class Controller {
         onDelete: (pod) => {
           this.#indexLabel(pod, false);
           this.cleanup.forgetPod(pod);
-          if (pod.owner !== null && this.#pods.store.podsOf(pod.owner.uid).length === 0) this.cleanup.owners.forgetGone(pod.owner.uid);
+          if (pod.owner !== null && !this.#pods.store.hasPodsOf(pod.owner.uid)) this.cleanup.owners.forgetGone(pod.owner.uid);
         },
       },
     });

@@ -23,6 +23,15 @@ export interface Goal {
   met: boolean | 'undecided' | null;
 }
 
+/** Series is one sampled quantity of one contender over a run: [seconds into the run, value, tag]. */
+export interface Series {
+  contender: string;
+  name: string;
+  unit: string;
+  /** tag: what the contender was doing at that sample (the soak: 1 leading, 0 following). */
+  samples: Array<[number, number, number]>;
+}
+
 export interface ScenarioResult {
   id: number;
   key: string;
@@ -32,6 +41,7 @@ export interface ScenarioResult {
   rows: Row[];
   goals: Goal[];
   notes: string[];
+  series?: Series[];
   seconds: number;
   /** loadAverage: the machine's 1-minute load average as the scenario began and ended (2 cores). */
   loadAverage: { start: number; end: number };

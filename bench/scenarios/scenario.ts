@@ -2,7 +2,7 @@
 // goes, so that a failure half-way still leaves what was measured before it.
 import type { ControlPlaneOptions } from '../../src/testbed/control-plane.ts';
 import type { BenchEnv } from '../lib/env.ts';
-import type { Goal, Row } from '../lib/result.ts';
+import type { Goal, Row, Series } from '../lib/result.ts';
 
 /** LocalContext is what a scenario that needs no control plane gets. */
 export interface LocalContext {
@@ -20,6 +20,8 @@ export interface Outcome {
   rows: Row[];
   goals: Goal[];
   notes: string[];
+  /** series: raw samples behind the figures, kept in the JSON (not the tables) for later reading. */
+  series?: Series[];
 }
 
 interface Named {

@@ -35,7 +35,7 @@ interface Replica {
   startedAt: number;
   /** RSS samples, each with the role the replica had when it was taken. */
   rss: Array<{ atMs: number; value: number; leading: boolean }>;
-  heap: Array<{ atMs: number; value: number }>;
+  heap: Array<{ atMs: number; value: number; leading: boolean }>;
   /** At the last sample: V8's whole heap (used or not) and the pods cached. RSS follows the former. */
   heapTotal: number | null;
   podsCached: number | null;
@@ -228,6 +228,14 @@ export const soak: ClusterScenario = {
           fig('event-loop delay p99, worst sample', r.eventLoopP99 * 1000, 'ms'),
         ],
       });
+      // Every sample, for reading a run again without repeating it (an hour's run is costly).
+      const series = (name: string, xs: Sampled) => ({
+        contender: `replica ${r.name}`,
+        name,
+        unit: 'MB',
+        samples: xs.map((x): [number, number, number] => [Math.round(x.atMs / 1000), x.value / 1e6, Number(x.leading)]),
+      });
+      (out.series ??= []).push(series('RSS', r.rss), series('heap used', r.heap));
       if (stretch.length >= 2) out.notes.push(`replica ${r.name}: its longest stretch in one role after warm-up was ${stretch[0]!.leading ? 'leading' : 'following'}, from ${Math.round(stretch[0]!.atMs / 1000)} s to ${Math.round(stretch.at(-1)!.atMs / 1000)} s`);
     }
     out.goals.push(
@@ -284,7 +292,7 @@ function sample(r: Replica, s: Scrape | null, atMs: number): void {
   }
   const leading = s.sum('finalizer_sweeper_leader') === 1;
   if (rss !== null) r.rss.push({ atMs, value: rss, leading });
-  r.heap.push({ atMs, value: s.sum('nodejs_heap_size_used_bytes') });
+  r.heap.push({ atMs, value: s.sum('nodejs_heap_size_used_bytes'), leading });
   r.heapTotal = s.sum('nodejs_heap_size_total_bytes');
   r.podsCached = s.sum('finalizer_sweeper_cached_objects', { resource: 'pods' });
   r.eventLoopP99 = Math.max(r.eventLoopP99, s.sum('nodejs_eventloop_lag_p99_seconds'));

@@ -8,7 +8,7 @@ import { hideBin } from 'yargs/helpers';
 import { ConfigError, defineControllerOptions, defineSweepOptions, loadSettings } from './config/index.ts';
 import type { Command } from './config/index.ts';
 import { EXIT } from './commands/exit-codes.ts';
-import { withMallocEnv } from './commands/malloc-env.ts';
+import { restartTuned } from './commands/runtime-tuning.ts';
 import { CONFIG_KEY, KEYS } from './config/keys.ts';
 import { suggestKey } from './config/suggest.ts';
 
@@ -53,9 +53,9 @@ async function main(argv: string[]): Promise<number> {
     throw err;
   }
   if (command === 'sweep') return (await import('./commands/sweep.ts')).runSweep(settings);
-  // A long-running process: restart once with glibc set to give large freed blocks back, as the
-  // image does (malloc-env.ts). Only once the flags are known good, so a mistake exits at once.
-  withMallocEnv();
+  // A long-running process: restart once with glibc and V8 tuned for memory as the image runs them
+  // (runtime-tuning.ts). Only once the flags are known good, so a mistake exits at once.
+  restartTuned();
   return (await import('./commands/controller.ts')).runController(settings);
 }
 

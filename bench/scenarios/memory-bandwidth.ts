@@ -2,10 +2,11 @@
 // full-object informer (client-node's own) each start cold behind a byte-counting proxy: bytes
 // received per pod until synced, and the process's RSS once synced. The controller is the compiled
 // CLI, once with the environment its Deployment sets and once without (as started by hand, where
-// the CLI sets glibc's variable itself: src/commands/malloc-env.ts).
+// the CLI sets glibc's variable itself: src/commands/runtime-tuning.ts).
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DEFAULTS, startController } from '../contenders/sweeper.ts';
+import { SEMI_SPACE_FLAG } from '../../src/commands/runtime-tuning.ts';
 import { BytePipe } from '../lib/byte-proxy.ts';
 import { deploymentEnv } from '../lib/deployment-env.ts';
 import { startNode, type Child } from '../lib/child.ts';
@@ -82,7 +83,7 @@ export const memoryBandwidth: ClusterScenario = {
     out.notes.push(
       `The ${ENV_KB} KB of env are one random ARGO_TEMPLATE variable (the test bed's fatEnvKB), as Argo's executor gets the template: it barely compresses under the gzip both clients ask for on lists.`,
       'Bytes are counted on the wire by a loopback TCP proxy (TLS records and HTTP framing included), from process start until synced (controller: /readyz answers 200; informer: its start() resolved).',
-      `The controller is the compiled CLI (node dist/cli.js controller); "as deployed" adds the literal environment of deploy/standalone/deployment.yaml's container (${env === '' ? 'none' : env}); started by hand, the controller restarts itself once with MALLOC_MMAP_THRESHOLD_ set unless the environment names one (src/commands/malloc-env.ts).`,
+      `The controller is the compiled CLI (node dist/cli.js controller); "as deployed" adds the literal environment of deploy/standalone/deployment.yaml's container (${env === '' ? 'none' : env}); either way the controller restarts itself once with what its image's ENV and ENTRYPOINT give it (MALLOC_MMAP_THRESHOLD_, V8's ${SEMI_SPACE_FLAG}) unless the environment or node's flags name them (src/commands/runtime-tuning.ts).`,
       `RSS is VmRSS from /proc, ${SETTLE_MS / 1000} s after sync; peak RSS is VmHWM at the same moment (the largest RSS since the process started).`,
     );
   },

@@ -62,7 +62,7 @@ function image(t: TestContext, flavour: Flavour): Promise<string> {
 }
 
 for (const flavour of FLAVOURS) {
-  test(`the ${flavour} image is configured to run node /app/dist/cli.js controller as ${UID}:${UID}`, { skip }, async (t) => {
+  test(`the ${flavour} image is configured to run node --max-semi-space-size=8 /app/dist/cli.js controller as ${UID}:${UID}`, { skip }, async (t) => {
     const tag = await image(t, flavour);
 
     const config = await podman().runOnce(tag, ['--entrypoint', 'node', '--user', `${UID}:${UID}`, ...SECURITY], [
@@ -71,7 +71,7 @@ for (const flavour of FLAVOURS) {
     assert.deepEqual(JSON.parse(config), { uid: UID, gid: UID });
     assert.deepEqual(await podman().imageConfig(tag), {
       user: `${UID}:${UID}`,
-      entrypoint: ['node', '/app/dist/cli.js'],
+      entrypoint: ['node', '--max-semi-space-size=8', '/app/dist/cli.js'],
       cmd: ['controller'],
     });
   });

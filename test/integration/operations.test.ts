@@ -15,6 +15,7 @@ import { duplicateKeys } from '../support/strict-json.ts';
 import { newPod, newWorkflow, ARGO_FINALIZER } from '../../src/testbed/fixtures.ts';
 import type { Cluster } from '../../src/testbed/cluster.ts';
 import { DEFAULTS } from '../../src/config/settings.ts';
+import { SEMI_SPACE_FLAG } from '../../src/commands/runtime-tuning.ts';
 
 const { cluster, kubeconfigPath, newNamespace } = useTestCluster();
 
@@ -188,23 +189,35 @@ test('/readyz turns ready after the caches sync, and /metrics shows the document
   assert.equal(value(after, 'finalizer_sweeper_cached_objects{resource="pods"}'), 20);
 });
 
-test('started by hand, the controller runs with the image\'s MALLOC_MMAP_THRESHOLD_ (one restart of its image, same PID); a value the operator set stays', { timeout: 60_000 }, async (t) => {
+test('started by hand, the controller runs with the image\'s MALLOC_MMAP_THRESHOLD_ and young-generation cap (one restart of its image, same PID); what the operator set stays', { timeout: 90_000 }, async (t) => {
   const ns = await newNamespace(t);
   const environOf = (p: RunningCli) => readFileSync(`/proc/${p.child.pid}/environ`, 'utf8').split('\0');
-  const { MALLOC_MMAP_THRESHOLD_: _ignored, ...bare } = process.env;
-  const byHand = startCli(['controller', '--kubeconfig', kubeconfigPath, '--namespace', ns, '--leader-elect=false', '--metrics-bind-address', '0', '--health-probe-bind-address', '0', '--log-format', 'json'], { env: bare });
-  t.after(() => byHand.child.kill('SIGKILL'));
-  await byHand.untilStderr((l) => l.includes('"cache synced"') && l.includes('"pods"'));
+  const argvOf = (p: RunningCli) => readFileSync(`/proc/${p.child.pid}/cmdline`, 'utf8').split('\0');
+  const { MALLOC_MMAP_THRESHOLD_: _ignored, NODE_OPTIONS: _ignoredToo, ...bare } = process.env;
+  const start = async (env: NodeJS.ProcessEnv) => {
+    const cli = startCli(['controller', '--kubeconfig', kubeconfigPath, '--namespace', ns, '--leader-elect=false', '--metrics-bind-address', '0', '--health-probe-bind-address', '0', '--log-format', 'json'], { env });
+    t.after(() => cli.child.kill('SIGKILL'));
+    await cli.untilStderr((l) => l.includes('"cache synced"') && l.includes('"pods"'));
+    return cli;
+  };
+
+  const byHand = await start(bare);
   assert.ok(environOf(byHand).includes('MALLOC_MMAP_THRESHOLD_=65536'), 'the variable is in the running image\'s environment');
+  assert.ok(argvOf(byHand).includes(SEMI_SPACE_FLAG), 'node runs with the cap');
   assert.equal(byHand.stderr().split('\n').filter((l) => l.includes('"controller starting"')).length, 1, 'the restart came before anything was logged');
 
-  const chosen = startCli(['controller', '--kubeconfig', kubeconfigPath, '--namespace', ns, '--leader-elect=false', '--metrics-bind-address', '0', '--health-probe-bind-address', '0', '--log-format', 'json'], { env: { ...bare, MALLOC_MMAP_THRESHOLD_: '131072' } });
-  t.after(() => chosen.child.kill('SIGKILL'));
-  await chosen.untilStderr((l) => l.includes('"cache synced"') && l.includes('"pods"'));
-  assert.ok(environOf(chosen).includes('MALLOC_MMAP_THRESHOLD_=131072'), 'the operator\'s value stands');
-  byHand.child.kill('SIGTERM');
-  chosen.child.kill('SIGTERM');
-  assert.deepEqual([(await byHand.result).code, (await chosen.result).code], [0, 0], 'both stop cleanly on SIGTERM');
+  // The threshold chosen, the cap not: restarted for the cap alone, the operator's value kept.
+  const threshold = await start({ ...bare, MALLOC_MMAP_THRESHOLD_: '131072' });
+  assert.ok(environOf(threshold).includes('MALLOC_MMAP_THRESHOLD_=131072'), 'the operator\'s threshold stands');
+  assert.ok(argvOf(threshold).includes(SEMI_SPACE_FLAG), 'node runs with the cap');
+
+  // Both chosen: not restarted, and the operator's cap is the only one.
+  const both = await start({ ...bare, MALLOC_MMAP_THRESHOLD_: '131072', NODE_OPTIONS: '--max-semi-space-size=16' });
+  assert.ok(!argvOf(both).includes(SEMI_SPACE_FLAG), 'no cap of ours beside the operator\'s');
+  assert.ok(environOf(both).includes('NODE_OPTIONS=--max-semi-space-size=16'));
+
+  for (const cli of [byHand, threshold, both]) cli.child.kill('SIGTERM');
+  assert.deepEqual(await Promise.all([byHand, threshold, both].map(async (cli) => (await cli.result).code)), [0, 0, 0], 'all stop cleanly on SIGTERM');
 });
 
 test('configuration mistakes exit 2 with a message that names what is wrong', { timeout: 60_000 }, async () => {

@@ -71,3 +71,20 @@ test('podsOf returns a copy that later changes do not touch', () => {
   store.set(pod('b', 'w1'));
   assert.deepEqual(keys, ['ns/a']);
 });
+
+test('shared hands out the owner reference a cached pod holds, only for the same name and UID, and only while a pod holds it', () => {
+  const store = new PodStore();
+  const first = pod('a', 'w1');
+  store.set(first);
+  store.set(pod('b', 'w1'));
+  const rows: Array<[string, string, string, PodMeta['owner'] | undefined]> = [
+    ['same name and UID', 'wf', 'w1', first.owner],
+    ['same UID, another name', 'other', 'w1', undefined],
+    ['same name, another UID', 'wf', 'w2', undefined],
+  ];
+  for (const [name, ownerName, uid, want] of rows) assert.equal(store.shared(ownerName, uid), want, name);
+  store.delete('ns/a');
+  assert.equal(store.shared('wf', 'w1'), first.owner, 'still held by pod b');
+  store.delete('ns/b');
+  assert.equal(store.shared('wf', 'w1'), undefined, 'no pod of the owner left');
+});

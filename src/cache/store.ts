@@ -1,6 +1,7 @@
 // Stores hold the trimmed objects the reflectors keep up to date, keyed "namespace/name". Objects
 // are replaced, never changed in place: what a reader got stays what it was.
 import { objectKey, type PodMeta } from '../kube/objects.ts';
+import type { Owner, OwnerTable } from './trim.ts';
 
 /** Keyed is what a stored object needs: a namespace and a name. */
 export interface Keyed {
@@ -30,9 +31,8 @@ export class Store<T extends Keyed> {
     return this.#items.has(key);
   }
 
-  /** set stores obj and returns what it replaced. */
-  set(obj: T): T | undefined {
-    const key = objectKey(obj);
+  /** set stores obj under its key (given when the caller has worked it out already) and returns what it replaced. */
+  set(obj: T, key = objectKey(obj)): T | undefined {
     const old = this.#items.get(key);
     this.#items.set(key, obj);
     return old;
@@ -54,15 +54,21 @@ export class Store<T extends Keyed> {
   }
 }
 
-/** PodStore is a Store of pods that also indexes them by their owner's UID. */
-export class PodStore extends Store<PodMeta> {
-  readonly #byOwner = new Map<string, Set<string>>();
+/**
+ * PodStore is a Store of pods that also indexes them by their owner's UID. The index holds each
+ * owner reference once, and hands it to the trimming of the owner's next pod (OwnerTable): a
+ * Workflow's pods then share one object and one copy of its name and UID, about a hundred bytes
+ * a pod; the index and the map share one key string per pod too.
+ */
+export class PodStore extends Store<PodMeta> implements OwnerTable {
+  readonly #byOwner = new Map<string, { owner: Owner; keys: Set<string> }>();
 
   override set(pod: PodMeta): PodMeta | undefined {
-    const old = super.set(pod);
+    const key = objectKey(pod);
+    const old = super.set(pod, key);
     if (old?.owner?.uid !== pod.owner?.uid) {
       this.#unindex(old);
-      this.#index(pod);
+      this.#index(pod, key);
     }
     return old;
   }
@@ -75,8 +81,8 @@ export class PodStore extends Store<PodMeta> {
 
   /** podsOf returns the keys of the pods whose owner reference names this UID (a copy). */
   podsOf(ownerUid: string): string[] {
-    const keys = this.#byOwner.get(ownerUid);
-    return keys === undefined ? [] : [...keys];
+    const entry = this.#byOwner.get(ownerUid);
+    return entry === undefined ? [] : [...entry.keys];
   }
 
   /** hasPodsOf answers whether any cached pod's owner reference names this UID, without a copy. */
@@ -89,18 +95,23 @@ export class PodStore extends Store<PodMeta> {
     return this.#byOwner.size;
   }
 
-  #index(pod: PodMeta): void {
-    const uid = pod.owner?.uid;
-    if (uid === undefined) return;
-    let keys = this.#byOwner.get(uid);
-    if (keys === undefined) this.#byOwner.set(uid, (keys = new Set()));
-    keys.add(objectKey(pod));
+  /** shared returns the owner reference a cached pod holds, if it has this name and UID. */
+  shared(name: string, uid: string): Owner | undefined {
+    const owner = this.#byOwner.get(uid)?.owner;
+    return owner?.name === name ? owner : undefined;
+  }
+
+  #index(pod: PodMeta, key: string): void {
+    if (pod.owner === null) return;
+    const entry = this.#byOwner.get(pod.owner.uid);
+    if (entry === undefined) this.#byOwner.set(pod.owner.uid, { owner: pod.owner, keys: new Set([key]) });
+    else entry.keys.add(key);
   }
 
   #unindex(pod: PodMeta | undefined): void {
     if (pod === undefined || pod.owner === null) return;
-    const keys = this.#byOwner.get(pod.owner.uid);
-    keys?.delete(objectKey(pod));
-    if (keys?.size === 0) this.#byOwner.delete(pod.owner.uid);
+    const entry = this.#byOwner.get(pod.owner.uid);
+    entry?.keys.delete(objectKey(pod));
+    if (entry?.keys.size === 0) this.#byOwner.delete(pod.owner.uid);
   }
 }

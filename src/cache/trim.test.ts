@@ -122,6 +122,27 @@ test('trimmed pods are frozen, finalizers and owner included', () => {
   assert.ok(Object.isFrozen(pod) && Object.isFrozen(pod.finalizers) && Object.isFrozen(pod.owner));
 });
 
+test('an owner table supplies the owner reference when name and UID match; the workflow label shares its name', () => {
+  const held = Object.freeze({ name: 'wf', uid: 'wf-uid' });
+  const owners = { shared: (name: string, uid: string) => (name === held.name && uid === held.uid ? held : undefined) };
+  const pod = toPodMeta(wirePod(), { ...opts, owners });
+  assert.equal(pod.owner, held);
+  assert.equal(pod.workflowLabel, 'wf');
+  const other = toPodMeta(wirePod({ ownerReferences: [workflowRef({ name: 'wf-2' })] }), { ...opts, owners });
+  assert.notEqual(other.owner, held);
+  assert.deepEqual(other.owner, { name: 'wf-2', uid: 'wf-uid' }, 'the pod\'s own reference, never the table\'s under another name');
+  assert.equal(other.workflowLabel, 'wf', 'the label as the pod carries it');
+});
+
+test('pods with the same finalizers share one frozen list; a different list is its own', () => {
+  const [a, b] = [toPodMeta(wirePod(), opts), toPodMeta(wirePod({ name: 'wf-2' }), opts)];
+  assert.equal(a.finalizers, b.finalizers);
+  const c = toPodMeta(wirePod({ finalizers: [FINALIZER] }), opts);
+  assert.notEqual(c.finalizers, a.finalizers);
+  assert.deepEqual([a.finalizers, c.finalizers], [['example.com/keep', FINALIZER], [FINALIZER]]);
+  assert.ok(Object.isFrozen(a.finalizers));
+});
+
 test('a workflow trims to identity, deletion time and its completed label', () => {
   const wf = toWorkflowMeta(
     {

@@ -5,7 +5,7 @@ import type { Settings } from '../config/settings.ts';
 import type { ApiClient } from '../kube/client.ts';
 import { MetadataApi, PODS } from '../kube/metadata-api.ts';
 import type { MetaObject, PodMeta, WorkflowMeta } from '../kube/objects.ts';
-import { toPodMeta, toWorkflowMeta } from '../cache/trim.ts';
+import { toPodMeta, toWorkflowMeta, type OwnerTable } from '../cache/trim.ts';
 import type { OwnerReader } from '../decide/owner-resolver.ts';
 import type { PodApi } from '../work/reconcile.ts';
 
@@ -13,6 +13,8 @@ export interface ResourceApis {
   pods: MetadataApi;
   workflows: MetadataApi;
   trimPod(obj: MetaObject): PodMeta;
+  /** trimPodSharing is trimPod that shares owner references with the pods `owners` holds (the cache's PodStore). */
+  trimPodSharing(owners: OwnerTable): (obj: MetaObject) => PodMeta;
   trimWorkflow(obj: MetaObject): WorkflowMeta;
   podApi: PodApi;
   readOwner: OwnerReader;
@@ -28,6 +30,10 @@ export function resourceApis(settings: Settings, client: ApiClient): ResourceApi
     pods,
     workflows,
     trimPod,
+    trimPodSharing: (owners) => {
+      const sharing = { ...trimOpts, owners };
+      return (obj) => toPodMeta(obj, sharing);
+    },
     trimWorkflow,
     podApi: {
       patch: (namespace, name, patch, priority, signal) => pods.patchMergeUnread(namespace, name, patch, { signal, priority }),

@@ -58,13 +58,14 @@ export class Controller {
         },
       },
     });
+    const podStore = new PodStore();
     this.#pods = new Source({
       ...common,
       resource: 'pods',
       api: apis.pods,
       onRecovered: () => this.#resyncIfLeading(),
-      store: new PodStore(),
-      trim: apis.trimPod,
+      store: podStore,
+      trim: apis.trimPodSharing(podStore),
       labelSelector: o.settings.podSelector,
       handlers: {
         onAdd: (pod) => {

@@ -23,5 +23,5 @@ export function significantOwnerChange(old: WorkflowMeta, cur: WorkflowMeta): bo
 }
 
 function sameList(a: readonly string[], b: readonly string[]): boolean {
-  return a.length === b.length && a.every((v, i) => v === b[i]);
+  return a === b || (a.length === b.length && a.every((v, i) => v === b[i]));
 }

@@ -22,7 +22,8 @@ const transport = await transportFromKubeConfig(loadKubeConfig({ kubeconfig: kub
 const client = new ApiClient(transport);
 after(() => client.close());
 const podsApi = new MetadataApi(client, PODS);
-const trimPod = (o: Parameters<typeof toPodMeta>[0]) => toPodMeta(o, { finalizer: ARGO_FINALIZER, conventions: ARGO_CONVENTIONS, owner: DEFAULTS.owner });
+// As the controller trims them: owner references shared with the pods the store holds.
+const trimPodInto = (store: PodStore) => (o: Parameters<typeof toPodMeta>[0]) => toPodMeta(o, { finalizer: ARGO_FINALIZER, conventions: ARGO_CONVENTIONS, owner: DEFAULTS.owner, owners: store });
 
 /** CountingSource passes through to the API, counting lists and watches. */
 class CountingSource implements ListerWatcher {
@@ -60,7 +61,7 @@ function reflect(t: TestContext, namespace: string, opts: { source?: ListerWatch
     source: opts.source ?? podsApi,
     namespaces: [namespace],
     pageSize: opts.pageSize ?? 500,
-    trim: trimPod,
+    trim: trimPodInto(store),
     store,
     handlers,
     backoff: { initialMs: 50, maxMs: 500 },

@@ -88,3 +88,34 @@ test('shared hands out the owner reference a cached pod holds, only for the same
   store.delete('ns/b');
   assert.equal(store.shared('wf', 'w1'), undefined, 'no pod of the owner left');
 });
+
+test('a store holds objects of several namespaces apart, counts them, and treats a key without "/" as absent', () => {
+  const store = new Store<{ namespace: string; name: string; v: number }>();
+  store.set({ namespace: 'a', name: 'x', v: 1 });
+  store.set({ namespace: 'b', name: 'x', v: 2 });
+  store.set({ namespace: 'a', name: 'y', v: 3 });
+  store.set({ namespace: 'a', name: 'x', v: 4 });
+  assert.equal(store.size, 3);
+  assert.deepEqual([...store.keys()].sort(), ['a/x', 'a/y', 'b/x']);
+  assert.deepEqual([...store.values()].map((o) => o.v).sort(), [2, 3, 4]);
+  for (const key of ['ax', 'a', '', 'x']) {
+    assert.equal(store.get(key), undefined, key);
+    assert.equal(store.has(key), false, key);
+    assert.equal(store.delete(key), undefined, key);
+  }
+  assert.equal(store.size, 3);
+  assert.equal(store.delete('b/x')?.v, 2);
+  assert.equal(store.find('b', 'x'), undefined);
+  assert.equal(store.size, 2);
+});
+
+test('podsOf names a pod once however often it is updated', () => {
+  const store = new PodStore();
+  store.set(pod('a', 'w1'));
+  store.set(pod('a', 'w1', { resourceVersion: '2' }));
+  store.set(pod('b', 'w1'));
+  store.set(pod('a', 'w1', { resourceVersion: '3' }));
+  assert.deepEqual(store.podsOf('w1').sort(), ['ns/a', 'ns/b']);
+  store.delete('ns/a');
+  assert.deepEqual(store.podsOf('w1'), ['ns/b']);
+});

@@ -9,48 +9,62 @@ export interface Keyed {
   name: string;
 }
 
-/** Store is a map of trimmed objects by "namespace/name". */
+/**
+ * Store is a map of trimmed objects by "namespace/name", held as a map of names per namespace:
+ * an object's own name string is its key, so a cache holds no key string per object (about 48
+ * bytes a pod; BENCHMARKS.md, scenario 9). A key is split only to look it up.
+ */
 export class Store<T extends Keyed> {
-  readonly #items = new Map<string, T>();
+  readonly #byNamespace = new Map<string, Map<string, T>>();
+  #size = 0;
 
   get size(): number {
-    return this.#items.size;
+    return this.#size;
   }
 
   /** get returns the object stored under key ("namespace/name"). */
   get(key: string): T | undefined {
-    return this.#items.get(key);
+    const i = key.indexOf('/');
+    return i < 0 ? undefined : this.find(key.slice(0, i), key.slice(i + 1));
   }
 
   /** find returns the object by namespace and name. */
   find(namespace: string, name: string): T | undefined {
-    return this.#items.get(objectKey({ namespace, name }));
+    return this.#byNamespace.get(namespace)?.get(name);
   }
 
   has(key: string): boolean {
-    return this.#items.has(key);
+    return this.get(key) !== undefined;
   }
 
-  /** set stores obj under its key (given when the caller has worked it out already) and returns what it replaced. */
-  set(obj: T, key = objectKey(obj)): T | undefined {
-    const old = this.#items.get(key);
-    this.#items.set(key, obj);
+  /** set stores obj and returns what it replaced. */
+  set(obj: T): T | undefined {
+    let names = this.#byNamespace.get(obj.namespace);
+    if (names === undefined) this.#byNamespace.set(obj.namespace, (names = new Map()));
+    const old = names.get(obj.name);
+    names.set(obj.name, obj);
+    if (old === undefined) this.#size++;
     return old;
   }
 
   /** delete removes the object under key and returns it. */
   delete(key: string): T | undefined {
-    const old = this.#items.get(key);
-    if (old !== undefined) this.#items.delete(key);
+    const old = this.get(key);
+    if (old === undefined) return undefined;
+    const names = this.#byNamespace.get(old.namespace)!;
+    names.delete(old.name);
+    if (names.size === 0) this.#byNamespace.delete(old.namespace);
+    this.#size--;
     return old;
   }
 
-  keys(): IterableIterator<string> {
-    return this.#items.keys();
+  /** keys yields each object's key, made as it is yielded. */
+  *keys(): IterableIterator<string> {
+    for (const obj of this.values()) yield objectKey(obj);
   }
 
-  values(): IterableIterator<T> {
-    return this.#items.values();
+  *values(): IterableIterator<T> {
+    for (const names of this.#byNamespace.values()) yield* names.values();
   }
 }
 
@@ -58,18 +72,15 @@ export class Store<T extends Keyed> {
  * PodStore is a Store of pods that also indexes them by their owner's UID. The index holds each
  * owner reference once, and hands it to the trimming of the owner's next pod (OwnerTable): a
  * Workflow's pods then share one object and one copy of its name and UID, about a hundred bytes
- * a pod; the index and the map share one key string per pod too.
+ * a pod. It holds the pods themselves, not their keys, for the same reason as the Store.
  */
 export class PodStore extends Store<PodMeta> implements OwnerTable {
-  readonly #byOwner = new Map<string, { owner: Owner; keys: Set<string> }>();
+  readonly #byOwner = new Map<string, { owner: Owner; pods: Set<PodMeta> }>();
 
   override set(pod: PodMeta): PodMeta | undefined {
-    const key = objectKey(pod);
-    const old = super.set(pod, key);
-    if (old?.owner?.uid !== pod.owner?.uid) {
-      this.#unindex(old);
-      this.#index(pod, key);
-    }
+    const old = super.set(pod);
+    this.#unindex(old);
+    this.#index(pod);
     return old;
   }
 
@@ -82,7 +93,7 @@ export class PodStore extends Store<PodMeta> implements OwnerTable {
   /** podsOf returns the keys of the pods whose owner reference names this UID (a copy). */
   podsOf(ownerUid: string): string[] {
     const entry = this.#byOwner.get(ownerUid);
-    return entry === undefined ? [] : [...entry.keys];
+    return entry === undefined ? [] : [...entry.pods].map(objectKey);
   }
 
   /** hasPodsOf answers whether any cached pod's owner reference names this UID, without a copy. */
@@ -101,17 +112,17 @@ export class PodStore extends Store<PodMeta> implements OwnerTable {
     return owner?.name === name ? owner : undefined;
   }
 
-  #index(pod: PodMeta, key: string): void {
+  #index(pod: PodMeta): void {
     if (pod.owner === null) return;
     const entry = this.#byOwner.get(pod.owner.uid);
-    if (entry === undefined) this.#byOwner.set(pod.owner.uid, { owner: pod.owner, keys: new Set([key]) });
-    else entry.keys.add(key);
+    if (entry === undefined) this.#byOwner.set(pod.owner.uid, { owner: pod.owner, pods: new Set([pod]) });
+    else entry.pods.add(pod);
   }
 
   #unindex(pod: PodMeta | undefined): void {
     if (pod === undefined || pod.owner === null) return;
     const entry = this.#byOwner.get(pod.owner.uid);
-    entry?.keys.delete(objectKey(pod));
-    if (entry?.keys.size === 0) this.#byOwner.delete(pod.owner.uid);
+    entry?.pods.delete(pod);
+    if (entry?.pods.size === 0) this.#byOwner.delete(pod.owner.uid);
   }
 }

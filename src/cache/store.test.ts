@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { PodStore, Store } from './store.ts';
-import type { PodMeta } from '../kube/objects.ts';
+import { objectKey, type PodMeta } from '../kube/objects.ts';
 
 function pod(name: string, ownerUid: string | null, over: Partial<PodMeta> = {}): PodMeta {
   return {
@@ -17,6 +17,8 @@ function pod(name: string, ownerUid: string | null, over: Partial<PodMeta> = {})
     ...over,
   };
 }
+
+const keysOf = (store: PodStore, uid: string) => store.podsOf(uid).map(objectKey);
 
 test('a store keys objects by namespace/name and returns what set replaced', () => {
   const store = new Store<{ namespace: string; name: string; v: number }>();
@@ -35,9 +37,9 @@ test('podsOf lists the pods of an owner UID', () => {
   store.set(pod('b', 'w1'));
   store.set(pod('c', 'w2'));
   store.set(pod('d', null));
-  assert.deepEqual(store.podsOf('w1').sort(), ['ns/a', 'ns/b']);
-  assert.deepEqual(store.podsOf('w2'), ['ns/c']);
-  assert.deepEqual(store.podsOf('nobody'), []);
+  assert.deepEqual(keysOf(store, 'w1').sort(), ['ns/a', 'ns/b']);
+  assert.deepEqual(keysOf(store, 'w2'), ['ns/c']);
+  assert.deepEqual(keysOf(store, 'nobody'), []);
   assert.deepEqual(['w1', 'w2', 'nobody'].map((uid) => store.hasPodsOf(uid)), [true, true, false]);
   store.delete('ns/c');
   assert.equal(store.hasPodsOf('w2'), false, 'the last pod of an owner deleted');
@@ -47,10 +49,10 @@ test('an update that changes the owner moves the pod in the index', () => {
   const store = new PodStore();
   store.set(pod('a', 'w1'));
   store.set(pod('a', 'w2', { resourceVersion: '2' }));
-  assert.deepEqual(store.podsOf('w1'), []);
-  assert.deepEqual(store.podsOf('w2'), ['ns/a']);
+  assert.deepEqual(keysOf(store, 'w1'), []);
+  assert.deepEqual(keysOf(store, 'w2'), ['ns/a']);
   store.set(pod('a', null, { resourceVersion: '3' }));
-  assert.deepEqual(store.podsOf('w2'), []);
+  assert.deepEqual(keysOf(store, 'w2'), []);
   assert.equal(store.ownerCount, 0);
 });
 
@@ -59,7 +61,7 @@ test('deleting a pod removes it from the index, and an owner with no pods left i
   store.set(pod('a', 'w1'));
   store.set(pod('b', 'w1'));
   store.delete('ns/a');
-  assert.deepEqual(store.podsOf('w1'), ['ns/b']);
+  assert.deepEqual(keysOf(store, 'w1'), ['ns/b']);
   store.delete('ns/b');
   assert.equal(store.ownerCount, 0);
 });
@@ -67,9 +69,17 @@ test('deleting a pod removes it from the index, and an owner with no pods left i
 test('podsOf returns a copy that later changes do not touch', () => {
   const store = new PodStore();
   store.set(pod('a', 'w1'));
-  const keys = store.podsOf('w1');
+  const pods = store.podsOf('w1');
   store.set(pod('b', 'w1'));
-  assert.deepEqual(keys, ['ns/a']);
+  assert.deepEqual(pods.map(objectKey), ['ns/a']);
+});
+
+test('podsOf hands out each pod as last stored, never an older version', () => {
+  const store = new PodStore();
+  store.set(pod('a', 'w1'));
+  store.set(pod('a', 'w1', { resourceVersion: '2' }));
+  assert.deepEqual(store.podsOf('w1').map((p) => p.resourceVersion), ['2']);
+  assert.equal(store.podsOf('w1')[0], store.get('ns/a'));
 });
 
 test('shared hands out the owner reference a cached pod holds, only for the same name and UID, and only while a pod holds it', () => {
@@ -115,7 +125,7 @@ test('podsOf names a pod once however often it is updated', () => {
   store.set(pod('a', 'w1', { resourceVersion: '2' }));
   store.set(pod('b', 'w1'));
   store.set(pod('a', 'w1', { resourceVersion: '3' }));
-  assert.deepEqual(store.podsOf('w1').sort(), ['ns/a', 'ns/b']);
+  assert.deepEqual(keysOf(store, 'w1').sort(), ['ns/a', 'ns/b']);
   store.delete('ns/a');
-  assert.deepEqual(store.podsOf('w1'), ['ns/b']);
+  assert.deepEqual(keysOf(store, 'w1'), ['ns/b']);
 });

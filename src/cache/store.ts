@@ -90,10 +90,10 @@ export class PodStore extends Store<PodMeta> implements OwnerTable {
     return old;
   }
 
-  /** podsOf returns the keys of the pods whose owner reference names this UID (a copy). */
-  podsOf(ownerUid: string): string[] {
+  /** podsOf returns the cached pods whose owner reference names this UID (a copy). */
+  podsOf(ownerUid: string): PodMeta[] {
     const entry = this.#byOwner.get(ownerUid);
-    return entry === undefined ? [] : [...entry.pods].map(objectKey);
+    return entry === undefined ? [] : [...entry.pods];
   }
 
   /** hasPodsOf answers whether any cached pod's owner reference names this UID, without a copy. */

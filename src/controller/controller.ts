@@ -196,7 +196,7 @@ export class Controller {
   #ownerChanged(wf: WorkflowMeta): void {
     if (!this.#leading) return; // a follower holds no work; lead() decides every pod
     if (!this.#pods.hasStarted()) return; // the initial pod list will decide them
-    for (const key of this.#pods.store.podsOf(wf.uid)) this.#retriage(key);
+    for (const pod of this.#pods.store.podsOf(wf.uid)) this.#recheckWhenStale(pod, this.cleanup.triage(pod));
     for (const key of this.#byLabel.get(objectKey(wf)) ?? []) this.#retriage(key);
   }
 

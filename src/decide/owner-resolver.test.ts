@@ -36,7 +36,7 @@ function fixture(opts: { cached?: WorkflowMeta; live?: WorkflowMeta | null }) {
     read,
     now: () => t,
   });
-  return { resolver, state, tick: () => ++t };
+  return { resolver, state, tick: () => ++t, advance: (ms: number) => (t += ms) };
 }
 
 test('cachedState: an owner in the cache under the pod owner UID is alive', () => {
@@ -226,4 +226,26 @@ test('a read that found the owner alive serves its pods for a few seconds only: 
   t = 10_000;
   assert.deepEqual(await r.confirmedState(pod({ uid: 'a' }), 0, 0), { kind: 'gone' });
   assert.equal(state.reads, 2);
+});
+
+test('reads are remembered for a minute, not for good: a later read forgets older ones, and a pod of a forgotten owner gets a read of its own', async () => {
+  const { resolver, state, tick, advance } = fixture({ live: null });
+  const observedAt = tick();
+  tick();
+  const ofOwner = (name: string, i: number) => pod({ name: `${name}-${i}`, uid: `${name}-${i}`, workflowLabel: name, owner: { name, uid: `uid-${name}` } });
+  for (const name of ['a', 'b', 'c']) await resolver.confirmedState(ofOwner(name, 0), observedAt, 0);
+  assert.equal(resolver.readsRemembered, 3);
+  assert.equal(state.reads, 3);
+
+  advance(59_000);
+  await resolver.confirmedState(ofOwner('d', 0), observedAt, 0);
+  assert.equal(resolver.readsRemembered, 4, 'younger than a minute: kept');
+
+  advance(2_000);
+  await resolver.confirmedState(ofOwner('e', 0), observedAt, 0);
+  assert.equal(resolver.readsRemembered, 2, 'the reads of a, b and c, over a minute old, are forgotten');
+
+  resolver.forgetGone('uid-a');
+  assert.deepEqual(await resolver.confirmedState(ofOwner('a', 1), observedAt, 0), { kind: 'gone' });
+  assert.equal(state.reads, 6, "a's next pod was read again");
 });

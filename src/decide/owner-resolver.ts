@@ -44,6 +44,14 @@ const FRESH_MS = 5_000;
 /** What is remembered is capped; forgetting an entry only costs another read. */
 const MAX_REMEMBERED = 100_000;
 
+/**
+ * KEEP_READ_MS is how long a read is remembered for sharing. One that found the owner alive serves
+ * nothing after FRESH_MS; one that found it gone serves only pods first observed before it started,
+ * whose removals follow within seconds. Without this, every owner ever read stayed remembered up to
+ * MAX_REMEMBERED: one per completed Workflow whose pods wait for its label, for good.
+ */
+const KEEP_READ_MS = 60_000;
+
 export class OwnerResolver {
   readonly #cache: OwnerCache;
   readonly #read: OwnerReader;
@@ -80,6 +88,11 @@ export class OwnerResolver {
    */
   forgetGone(uid: string): void {
     this.#gone.delete(uid);
+  }
+
+  /** readsRemembered is how many owner reads are remembered for sharing (for tests). */
+  get readsRemembered(): number {
+    return this.#reads.size;
   }
 
   /** goneRemembered is how many gone UIDs are remembered (for tests). */
@@ -137,7 +150,10 @@ export class OwnerResolver {
     const read: Read = { startedAt: this.#now(), result: this.#read(namespace, name, priority) };
     this.readsIssued++;
     this.#reads.delete(key); // re-insert: the Map's order is then oldest read first
-    if (this.#reads.size >= MAX_REMEMBERED) this.#reads.delete(this.#reads.keys().next().value as string);
+    for (const [oldKey, old] of this.#reads) {
+      if (this.#reads.size < MAX_REMEMBERED && read.startedAt - old.startedAt < KEEP_READ_MS) break;
+      this.#reads.delete(oldKey);
+    }
     this.#reads.set(key, read);
     // A failed read must not be reused: the next pod retries it.
     read.result.then(

@@ -64,7 +64,7 @@ export const orphansFirst: ClusterScenario = {
       ),
     );
     out.notes.push(
-      `Budget: --kube-api-qps ${QPS} --kube-api-burst ${BURST} (the defaults), 8 workers. The controller runs in the benchmark's process here, wired as the controller command wires it, so that the FIFO variant can reuse the same queue with every add at one priority (${FIFO_PRIORITY}, the backlog's).`,
+      `Budget: --kube-api-qps ${QPS} --kube-api-burst ${BURST} (the rate auto falls back to without API Priority and Fairness, named so that a backlog forms and the order shows), 8 workers. The controller runs in the benchmark's process here, wired as the controller command wires it, so that the FIFO variant can reuse the same queue with every add at one priority (${FIFO_PRIORITY}, the backlog's).`,
       'Latency is from the key\'s first add to the queue (after the Workflow\'s DELETE event) to the removal seen by the benchmark\'s watch.',
     );
   },

@@ -87,6 +87,15 @@ async function labelWorkflow(namespace: string, name: string, labels: Record<str
   await cluster.client.call('PATCH', `/apis/argoproj.io/v1alpha1/namespaces/${namespace}/workflows/${name}`, { metadata: { labels } }, 'application/merge-patch+json');
 }
 
+/**
+ * untilLogged waits until `n` removals are logged. A removal's line is written when the patch's
+ * answer reaches the controller, and the test's own read of the pod can come back first: a pod
+ * seen freed or gone is not yet a pod whose removal is logged.
+ */
+async function untilLogged(c: { records: RunningController['records'] }, n: number): Promise<void> {
+  await cluster.waitFor(async () => removals(c.records).length >= n, LONG, `${n} removals to be logged`);
+}
+
 /** reasonsOf maps each removed pod ("namespace/name") to the reason logged for it. */
 function reasonsOf(c: { records: RunningController['records'] }): Map<string, string> {
   return new Map(removals(c.records).map((r) => [r.pod, r.reason]));
@@ -111,6 +120,7 @@ test('pods of deleted Workflows are freed; pods of a live, unrecorded Workflow k
   await cluster.deleteWorkflow(ns, 'late'); // deleted while it watches
   const doomed = [...names(earlyPods), ...names(latePods)];
   await cluster.waitFor(async () => (await versions(ns, doomed)).size === 0, LONG, 'the pods of deleted Workflows to disappear');
+  await untilLogged(first, doomed.length);
   assert.deepEqual(
     [...reasonsOf(first)].sort(),
     doomed.map((n) => [`${ns}/${n}`, 'owner-gone']).sort(),
@@ -147,6 +157,7 @@ test('owner-gone: pods of a Workflow recreated under the same name go, the new W
   // Started now, its cache holds a live "x": only the UID tells the old pods' owner is gone.
   const c = await run(t, { namespaces: [ns] });
   await waitFreed(ns, names(oldPods));
+  await untilLogged(c, oldPods.length);
   assert.deepEqual([...reasonsOf(c).values()], oldPods.map(() => 'owner-gone'));
   await waitResyncs(c, 3);
   assert.deepEqual(await versions(ns, names(newPods)), newBefore);
@@ -167,6 +178,7 @@ test('owner-gone: a same-named Workflow in another namespace neither protects no
   const c = await run(t, { namespaces: [nsA, nsB] });
   await cluster.deleteWorkflow(nsA, 'x');
   await waitFreed(nsA, names(podsA));
+  await untilLogged(c, podsA.length);
   assert.deepEqual([...reasonsOf(c).keys()].sort(), names(podsA).map((n) => `${nsA}/${n}`).sort());
   await waitResyncs(c, 3);
   assert.deepEqual(await versions(nsB, names(podsB)), before);
@@ -181,6 +193,7 @@ test('pod-deleting: a recorded pod deleted while its Workflow is alive is freed 
 
   const c = await run(t, { namespaces: [ns] });
   await cluster.waitFor(async () => (await cluster.getPod(ns, 'p')) === null, LONG, 'the pod to disappear');
+  await untilLogged(c, 1);
   assert.deepEqual([...reasonsOf(c)], [[`${ns}/p`, 'pod-deleting']]);
   await c.stop();
 });
@@ -195,6 +208,7 @@ test('recorded: a pod labelled completed=true loses only our finalizer while its
   const pod = await cluster.getPod(ns, 'p');
   assert.deepEqual(pod?.metadata.finalizers, [OTHER_FIRST]);
   assert.equal(pod?.metadata.deletionTimestamp, undefined, 'freeing a pod must not delete it');
+  await untilLogged(c, 1);
   assert.deepEqual([...reasonsOf(c)], [[`${ns}/p`, 'recorded']]);
   await c.stop();
 });
@@ -212,6 +226,7 @@ test('recorded: the pods of a Workflow keep the finalizer until the Workflow is 
 
   await labelWorkflow(ns, 'wf', { 'workflows.argoproj.io/completed': 'true' });
   await waitFreed(ns, names(pods));
+  await untilLogged(c, pods.length);
   assert.deepEqual([...reasonsOf(c).values()], pods.map(() => 'recorded'));
   await c.stop();
 });
@@ -227,6 +242,7 @@ test('stale: with --force-after, an unrecorded Terminating pod of a live Workflo
   await cluster.deletePod(ns, 'deleted');
   const deletedAt = Date.parse((await cluster.getPod(ns, 'deleted'))?.metadata.deletionTimestamp ?? '');
   await cluster.waitFor(async () => (await cluster.getPod(ns, 'deleted')) === null, LONG, 'the Terminating pod to disappear');
+  await untilLogged(c, 1);
 
   const [removal, ...more] = removals(c.records);
   assert.deepEqual(more, []);
@@ -271,6 +287,7 @@ test('pods without an ownerReference fall back to the workflow label: a missing 
 
   const c = await run(t, { namespaces: [ns] });
   await waitFreed(ns, ['of-missing']);
+  await untilLogged(c, 1);
   assert.deepEqual([...reasonsOf(c)], [[`${ns}/of-missing`, 'owner-gone']]);
   await waitResyncs(c, 3);
   assert.deepEqual(await versions(ns, ['of-present']), keptBefore);
@@ -629,5 +646,6 @@ test('a Workflow created and deleted while its resource was not served: once ser
     const lines = c.records.filter((r) => String(r.pod ?? '').includes('brief-000') || r.resource === 'workflows' || /owner resource|recovered|resync/.test(r.msg));
     throw new Error(`${String(err)}\n${lines.slice(-40).map((r) => JSON.stringify(r)).join('\n')}`);
   });
+  await untilLogged(c, pods.length);
   assert.deepEqual([...new Set(removals(c.records).map((r) => r.reason))], ['owner-gone']);
 });

@@ -132,6 +132,8 @@ test('a follower holds no work: once the leader has freed orphans and they are g
   await cluster.waitFor(async () => sample(await scrape(followerMetrics), 'finalizer_sweeper_cached_objects{resource="pods"}') === 0, 90_000, 'the follower\'s cache to see the pods go');
   assert.deepEqual(removedBy(b), [], 'the follower wrote nothing');
   assert.deepEqual(await held(), { depth: 0, adds: 0 }, 'the follower queued nothing');
+  // A log line reaches us through a pipe, after the patch it follows: the pod can be seen go first.
+  await cluster.waitFor(async () => removedBy(a).length >= first.length, 30_000, 'the leader\'s removals to be logged');
   assert.equal(new Set(removedBy(a)).size, first.length);
 
   a.child.kill('SIGKILL');
@@ -139,6 +141,7 @@ test('a follower holds no work: once the leader has freed orphans and they are g
   await leads(b);
   const second = await orphans(ns, 'gone-too', 20);
   await cluster.waitFor(async () => (await cluster.listPods(ns)).length === 0, 90_000, 'the new leader to free the new orphans');
+  await cluster.waitFor(async () => removedBy(b).length >= second.length, 30_000, 'the new leader\'s removals to be logged');
   assert.deepEqual(removedBy(b).sort(), second.map((n) => `${ns}/${n}`).sort());
   b.child.kill('SIGTERM');
   assert.equal((await b.result).code, 0);

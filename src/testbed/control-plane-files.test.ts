@@ -1,0 +1,24 @@
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { test } from 'node:test';
+import { freePort } from './control-plane-files.ts';
+
+test('freePort picks a bindable port below the ephemeral range, where outgoing connections never take it', async (t) => {
+  let low: number;
+  try {
+    low = Number((await readFile('/proc/sys/net/ipv4/ip_local_port_range', 'utf8')).trim().split(/\s+/)[0]);
+  } catch {
+    return t.skip('no /proc/sys/net/ipv4/ip_local_port_range here');
+  }
+  for (let i = 0; i < 20; i++) {
+    const port = await freePort();
+    assert.ok(port >= 10_000 && port < low, `port ${port} is not in [10000, ${low})`);
+    const server = createServer();
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, '127.0.0.1', resolve);
+    });
+    await new Promise((resolve) => server.close(resolve));
+  }
+});

@@ -3,7 +3,6 @@
 // the controller also with the environment its Deployment sets.
 // Its API requests and queue adds are read from its own /metrics endpoint; its CPU time and RSS
 // from /proc.
-import { DEFAULTS as SETTINGS } from '../../src/config/settings.ts';
 import { freePort } from '../../src/testbed/control-plane-files.ts';
 import { compiledCli } from '../lib/build.ts';
 import { deploymentEnv } from '../lib/deployment-env.ts';
@@ -19,21 +18,21 @@ export interface Config {
 export const DEFAULTS: Config = { label: 'finalizer-sweeper (defaults)', flags: [] };
 
 /**
- * TUNED is what an operator tunes for throughput: 32 workers, the concurrency of the best ceiling
- * on this machine, and warn-level logs, which drop the info line per removal. No QPS: the budget's
+ * TUNED is what an operator tunes for throughput: 16 workers, the concurrency at which the ceiling
+ * levels off, and warn-level logs, which drop the info line per removal. No QPS: the budget's
  * default (`auto`) already lifts the client-side cap under API Priority and Fairness, and a QPS
  * given is always enforced, through bottleneck's token bucket, which costs CPU on every call
  * (BENCHMARKS.md, scenario 1: 0.65 to 0.70 CPU-s per 1,000 removals with --kube-api-qps 5000).
  */
 export const TUNED: Config = {
   label: 'finalizer-sweeper (tuned)',
-  flags: ['--pod-cleanup-workers', '32', '--log-level', 'warn'],
+  flags: ['--pod-cleanup-workers', '16', '--log-level', 'warn'],
 };
 
 /** workersOf is the worker count a config runs with (the ceiling runs at the same concurrency). */
 export function workersOf(c: Config): number {
   const i = c.flags.indexOf('--pod-cleanup-workers');
-  return i >= 0 ? Number(c.flags[i + 1]) : SETTINGS.podCleanupWorkers;
+  return i >= 0 ? Number(c.flags[i + 1]) : 8;
 }
 
 /** RunningController is a started controller process. */

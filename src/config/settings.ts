@@ -101,10 +101,7 @@ export const DEFAULTS: Settings = {
   finalizer: 'workflows.argoproj.io/status',
   owner: { group: 'argoproj.io', version: 'v1alpha1', resource: 'workflows', kind: 'Workflow' },
   conventions: ARGO_CONVENTIONS,
-  // 16, not 8: in scenario 1 of the benchmarks (three rounds side by side) 16 workers spent 0.47
-  // CPU-s per 1,000 removals against 0.50 to 0.52 with 8, at the same rate or better, since more
-  // answers are handled per turn of the event loop; 24 and 32 gained less again (BENCHMARKS.md).
-  podCleanupWorkers: 16,
+  podCleanupWorkers: 8,
   resyncPeriodMs: 5 * 60_000,
   forceAfterMs: null,
   dryRun: false,

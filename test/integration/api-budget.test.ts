@@ -19,8 +19,8 @@ import { ARGO_FINALIZER, newPod, newWorkflow } from '../../src/testbed/fixtures.
 const { cluster, kubeconfigPath, newNamespace } = useTestCluster();
 const SA = contextOf(SERVICE_ACCOUNTS[0]);
 const LONG = 60_000;
-/** The default workers (16), a list or watch per reflector (2, one namespace), the Lease (1). */
-const MAX_CONCURRENCY = 19;
+/** The default workers (8), a list or watch per reflector (2, one namespace), the Lease (1). */
+const MAX_CONCURRENCY = 11;
 
 function controller(t: TestContext, args: string[]): RunningCli {
   const p = startCli(['controller', '--leader-elect=false', '--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '0', '--log-format', 'json', ...args]);

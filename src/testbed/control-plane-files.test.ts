@@ -11,9 +11,12 @@ test('freePort picks a bindable port below the ephemeral range, where outgoing c
   } catch {
     return t.skip('no /proc/sys/net/ipv4/ip_local_port_range here');
   }
+  const seen = new Set<number>();
   for (let i = 0; i < 20; i++) {
     const port = await freePort();
     assert.ok(port >= 10_000 && port < low, `port ${port} is not in [10000, ${low})`);
+    assert.ok(!seen.has(port), `port ${port} handed out twice`);
+    seen.add(port);
     const server = createServer();
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);

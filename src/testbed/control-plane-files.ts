@@ -92,8 +92,10 @@ ${[...accounts.keys()].map((name) => `- name: ${name}\n  context:\n    cluster: 
   return path;
 }
 
-/** Ports below this are never handed out, on any system. */
+/** freePort hands out no port below this: the well-known and registered ports other services expect. */
 const LOWEST_PORT = 10_000;
+/** Ports this process was handed already: two picks in a row must not be the same port. */
+const handedOut = new Set<number>();
 
 /**
  * freePort finds an unused port on 127.0.0.1 for a server started later, below the kernel's
@@ -106,7 +108,9 @@ export async function freePort(): Promise<number> {
   const below = await ephemeralRangeStart();
   for (let attempt = 0; below !== null && below - LOWEST_PORT >= 1_000 && attempt < 20; attempt++) {
     const port = LOWEST_PORT + Math.floor(Math.random() * (below - LOWEST_PORT));
-    if ((await listenOn(port)) !== null) return port;
+    if (handedOut.has(port) || (await listenOn(port)) === null) continue;
+    handedOut.add(port);
+    return port;
   }
   const port = await listenOn(0);
   if (port === null) throw new Error('no free port on 127.0.0.1');

@@ -1,95 +1,127 @@
 #!/usr/bin/env bash
-# build-control-plane.sh DEST: builds kube-apiserver and kube-controller-manager 1.20.2 from
-# Debian's `kubernetes` source package with Debian's Go, and links Debian's etcd beside them.
+# build-control-plane.sh VERSION DEST: builds kube-apiserver, kube-controller-manager and etcd of
+# Kubernetes VERSION (e.g. v1.37.2) from Go modules into DEST, with the machine's own `go` and its
+# own module proxy settings.
 #
-# Why from source: these machines reach only Debian's and npm's registries, so setup-envtest
-# cannot download binaries. Debian ships the full Kubernetes 1.20.2 tree (with vendor/) as a
-# source package. The quirks handled below are recorded in the README ("The local control plane").
+# k8s.io/kubernetes is served as a module but requires its staging modules (k8s.io/api,
+# k8s.io/apiserver, ...) at v0.0.0, which exist only inside its repository: a module of our own
+# requires it and replaces each of them by its published v0.MINOR.PATCH. etcd is built from the
+# etcd server module that this Kubernetes release depends on.
 set -euo pipefail
+version=${1:?usage: build-control-plane.sh VERSION DEST}
+dest=${2:?usage: build-control-plane.sh VERSION DEST}
+log() { printf '[build-control-plane %s] %s\n' "$version" "$*" >&2; }
 
-dest=${1:?usage: build-control-plane.sh DEST}
-version=v1.20.2
-log() { printf '[build-control-plane] %s\n' "$*" >&2; }
-
-if [ "$(id -u)" != 0 ] && ! command -v go >/dev/null; then
-  log "needs root to apt-get install golang-go etcd-server rsync golang-github-modern-go-reflect2-dev"
-  exit 1
+# Go 1.21 or later fetches whatever newer toolchain a go.mod asks for through the module proxy.
+# Without one (Debian bookworm's golang-go is 1.19), the toolchain module itself is fetched with
+# the old go, as Go's own toolchain switch does, and unpacked beside the binaries.
+bootstrap=1.26.8
+go_ok() { command -v go >/dev/null && go env GOVERSION 2>/dev/null | grep -qE '^go1\.(2[1-9]|[3-9][0-9])'; }
+if ! go_ok; then
+  toolchain=${dest%/*}/go-toolchain-$bootstrap
+  if [ ! -x "$toolchain/bin/go" ]; then
+    if ! command -v go >/dev/null; then
+      if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+        log "no go on PATH: installing Debian's golang-go to fetch Go $bootstrap with"
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq golang-go >/dev/null
+      else
+        log "no go on PATH: building the control plane needs Go 1.21 or later (or any go, to fetch one) and the Go module proxy;"
+        log "elsewhere, set KUBEBUILDER_ASSETS to a folder with kube-apiserver, etcd and kube-controller-manager"
+        exit 1
+      fi
+    fi
+    case "$(uname -m)" in x86_64) arch=amd64 ;; aarch64) arch=arm64 ;; *) arch=$(uname -m) ;; esac
+    log "$(go version) is older than 1.21: fetching Go $bootstrap through the module proxy"
+    dir=$(cd /tmp && GOFLAGS= go mod download -json "golang.org/toolchain@v0.0.1-go$bootstrap.linux-$arch" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+    [ -x "$dir/bin/go" ] || [ -f "$dir/bin/go" ] || { log "the toolchain module has no bin/go"; exit 1; }
+    mkdir -p "${dest%/*}" && rm -rf "$toolchain.tmp" && cp -r "$dir" "$toolchain.tmp"
+    chmod -R u+w "$toolchain.tmp" && chmod +x "$toolchain.tmp"/bin/* "$toolchain.tmp"/pkg/tool/*/*
+    rm -rf "$toolchain" && mv -T "$toolchain.tmp" "$toolchain"
+  fi
+  export PATH=$toolchain/bin:$PATH GOROOT=$toolchain
 fi
-
-need_pkgs=()
-command -v go >/dev/null || need_pkgs+=(golang-go)
-[ -x /usr/bin/etcd ] || need_pkgs+=(etcd-server)
-command -v rsync >/dev/null || need_pkgs+=(rsync)
-[ -d /usr/share/gocode/src/github.com/modern-go/reflect2 ] || need_pkgs+=(golang-github-modern-go-reflect2-dev)
-command -v openssl >/dev/null || need_pkgs+=(openssl)
-command -v make >/dev/null || need_pkgs+=(make)
-
-# deb-src for the same mirror and suite as the machine's own bookworm entry (apt-mirror.sh).
-if ! grep -rqs '^Types: *deb-src' /etc/apt/sources.list.d/ && ! grep -qs '^deb-src' /etc/apt/sources.list; then
-  . "$(dirname "$0")/apt-mirror.sh"
-  mirror=$(debian_mirror /etc/apt bookworm)
-  log "adding a deb-src entry for bookworm main from $mirror"
-  cat > /etc/apt/sources.list.d/finalizer-sweeper-src.sources <<SRC
-Types: deb-src
-URIs: $mirror
-Suites: bookworm
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-SRC
-  updated=0
-fi
-
-if [ ${#need_pkgs[@]} -gt 0 ] || [ "${updated:-1}" = 0 ]; then
-  apt-get update -qq
-fi
-if [ ${#need_pkgs[@]} -gt 0 ]; then
-  log "installing ${need_pkgs[*]}"
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_pkgs[@]}" >/dev/null
-fi
-
-# A cache carried to a machine without etcd-server needs only the package and the link.
-if [ -x "$dest/kube-apiserver" ] && [ -x "$dest/kube-controller-manager" ]; then
-  ln -sfn /usr/bin/etcd "$dest/etcd"
-  log "kube binaries already in $dest; etcd linked"
-  exit 0
-fi
+minor=${version#v1.}; minor=${minor%%.*}
+patch=${version##*.}
+staging=v0.$minor.$patch
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/kube-build.XXXXXX")
 trap 'rm -rf "$work"' EXIT
-cd "$work"
-log "fetching Debian's kubernetes source package into $work"
-apt-get source --download-only kubernetes >/dev/null 2>&1 || apt-get source --download-only kubernetes
-orig=$(ls kubernetes_*.orig.tar.gz | head -n 1)
-mkdir tree && tar -xzf "$orig" -C tree --strip-components=1
-
-# Go 1.19 cannot build this tree in module mode; upstream 1.20 built in GOPATH mode.
-mkdir -p gopath/src/k8s.io
-ln -s "$work/tree" gopath/src/k8s.io/kubernetes
-export GOPATH=$work/gopath GO111MODULE=off CGO_ENABLED=0 GOFLAGS=
+mkdir "$work/mod" && cd "$work/mod"
+export GOFLAGS=-mod=mod CGO_ENABLED=0 GOWORK=off
+# The build's Go cache lives beside the binaries (several GB), outside any repository.
 export GOCACHE=${GOCACHE:-${dest%/*}/go-cache}
 
-# reflect2 v1.0.1 crashes kube-apiserver under Go >= 1.18 on the first custom-resource write.
-r2=$work/tree/vendor/github.com/modern-go/reflect2
-rm -f "$r2"/*.go "$r2"/*.s
-cp /usr/share/gocode/src/github.com/modern-go/reflect2/*.go /usr/share/gocode/src/github.com/modern-go/reflect2/*.s "$r2"/
+log "go $(go env GOVERSION); resolving k8s.io/kubernetes@$version"
+modfile=$(go mod download -json "k8s.io/kubernetes@$version" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",$/\1/p')
+[ -f "$modfile" ] || { log "go mod download k8s.io/kubernetes@$version gave no go.mod"; exit 1; }
+# served MODULE VERSION: the module's zip can be had (a mirror may serve only some versions).
+served() { local out; out=$(go mod download -json "$1@$2" 2>/dev/null) || true; [[ $out == *'"Dir"'* ]]; }
+# staging_version MODULE: v0.MINOR.PATCH where served; else the newest served patch below it of the
+# same minor (the staging modules change little between patches), said in the log; else as asked.
+staging_version() {
+  if served "$1" "$staging"; then echo "$staging"; return; fi
+  local v
+  for v in $(go list -m -versions "$1" 2>/dev/null | tr ' ' '\n' | grep -E "^v0\.$minor\.[0-9]+$" | sort -t. -k3,3nr); do
+    if [ "${v##*.}" -lt "$patch" ] && served "$1" "$v"; then
+      log "$1 $staging is not served here: using $v"
+      echo "$v"
+      return
+    fi
+  done
+  echo "$staging"
+}
+{
+  echo "module finalizer-sweeper.local/control-plane"
+  echo
+  grep -m1 '^go ' "$modfile"
+  echo
+  echo "require k8s.io/kubernetes $version"
+  echo
+  echo "replace ("
+  for m in $(grep -oE '^[[:space:]]*k8s\.io/[a-z0-9-]+ v0\.0\.0$' "$modfile" | awk '{print $1}'); do
+    printf '\t%s => %s %s\n' "$m" "$m" "$(staging_version "$m")"
+  done
+  echo ")"
+} > ../go.mod.new  # not go.mod yet: the look-ups above must not run inside a half-written module
+mv ../go.mod.new go.mod
+cat > tools.go <<'GO'
+//go:build tools
 
-cd "$GOPATH/src/k8s.io/kubernetes"
-log "generating OpenAPI definitions (not in the tarball)"
-make gen_openapi >/dev/null
+package tools
 
-pkg=k8s.io/kubernetes/vendor/k8s.io
+import (
+	_ "k8s.io/kubernetes/cmd/kube-apiserver"
+	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
+)
+GO
+mkdir etcd
+cat > etcd/main.go <<'GO'
+// Command etcd: the etcd server of the release this Kubernetes version depends on.
+package main
+
+import (
+	"os"
+
+	"go.etcd.io/etcd/server/v3/etcdmain"
+)
+
+func main() { etcdmain.Main(os.Args) }
+GO
+go mod tidy
+
 ldflags="-s -w"
 for p in component-base/version client-go/pkg/version; do
-  ldflags+=" -X $pkg/$p.gitVersion=$version -X $pkg/$p.gitMajor=1 -X $pkg/$p.gitMinor=20"
+  ldflags+=" -X k8s.io/$p.gitVersion=$version -X k8s.io/$p.gitMajor=1 -X k8s.io/$p.gitMinor=$minor"
 done
-mkdir -p "$work/out"
+mkdir out
 for cmd in kube-apiserver kube-controller-manager; do
-  log "building $cmd (a few minutes on 2 cores with an empty Go cache)"
-  go build -ldflags "$ldflags" -o "$work/out/$cmd" "./cmd/$cmd"
+  log "building $cmd (10 minutes or more on 2 cores with an empty Go cache)"
+  go build -trimpath -ldflags "$ldflags" -o "out/$cmd" "k8s.io/kubernetes/cmd/$cmd"
 done
-ln -s /usr/bin/etcd "$work/out/etcd"
+log "building etcd"
+go build -trimpath -ldflags "-s -w" -o out/etcd ./etcd
 
 # Publish atomically so a concurrent or interrupted run never sees half a folder.
 mkdir -p "${dest%/*}"
-rm -rf "$dest.tmp" "$dest" && mv "$work/out" "$dest.tmp" && mv -T "$dest.tmp" "$dest"
+rm -rf "$dest.tmp" "$dest" && mv out "$dest.tmp" && mv -T "$dest.tmp" "$dest"
 log "installed into $dest"

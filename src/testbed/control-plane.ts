@@ -43,7 +43,7 @@ export interface ControlPlane {
   kubeconfigPath: string;
   /** Temp dir holding the kubeconfig, the keys and the programs' logs; removed by stop(). */
   dir: string;
-  /** As the API server reports it, e.g. "v1.20.2". */
+  /** As the API server reports it, e.g. "v1.37.2". */
   serverVersion: string;
   /** PIDs of etcd, kube-apiserver and kube-controller-manager. */
   pids: number[];
@@ -176,7 +176,6 @@ function apiserverArgs(a: {
     '--bind-address', '127.0.0.1',
     '--advertise-address', '127.0.0.1',
     '--secure-port', String(a.apiPort),
-    '--insecure-port', '0',
     '--cert-dir', a.certDir,
     '--token-auth-file', join(a.dir, 'tokens.csv'),
     '--authorization-mode', a.authorization,
@@ -197,7 +196,6 @@ function controllerManagerArgs(kubeconfigPath: string): string[] {
     // namespace: deleted test namespaces would otherwise stay Terminating forever.
     '--controllers', 'garbagecollector,namespace',
     '--leader-elect=false',
-    '--port', '0',
     '--secure-port', '0',
     '--use-service-account-credentials=false',
   ];

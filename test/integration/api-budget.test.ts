@@ -46,7 +46,7 @@ async function held(ns: string): Promise<number> {
 }
 
 async function flowSchemaUid(name: string): Promise<string> {
-  return (await cluster.client.call<{ metadata: { uid: string } }>('GET', `/apis/flowcontrol.apiserver.k8s.io/v1beta1/flowschemas/${name}`)).metadata.uid;
+  return (await cluster.client.call<{ metadata: { uid: string } }>('GET', `/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas/${name}`)).metadata.uid;
 }
 
 test('auto, as a service account: APF is detected from the answers, and the QPS cap lifted', async (t) => {

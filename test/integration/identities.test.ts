@@ -8,7 +8,7 @@ import { contextOf, SERVICE_ACCOUNTS } from '../../src/testbed/control-plane-fil
 import { useTestCluster } from '../support/cluster.ts';
 
 const { cluster: admin, kubeconfigPath } = useTestCluster();
-const FLOW_SCHEMAS = '/apis/flowcontrol.apiserver.k8s.io/v1beta1/flowschemas';
+const FLOW_SCHEMAS = '/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas';
 
 test('the admin is exempt from APF and every service-account context falls under the service-accounts flow schema', async (t) => {
   const schemaUid = async (name: string): Promise<string> =>

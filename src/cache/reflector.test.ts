@@ -89,6 +89,7 @@ function harness(t: TestContext, source: ListerWatcher, over: Partial<ReflectorO
     source,
     namespaces: [],
     pageSize: 2,
+    watchList: false,
     trim,
     store,
     backoff: { initialMs: 1, maxMs: 2 },
@@ -410,4 +411,161 @@ test('a failure that repeats is one warning, debug lines while it lasts, and one
     'warn list/watch failed; restarting, and logging the retries of this failure at debug level',
     'debug list/watch failed again; restarting',
   ]);
+});
+
+// WatchList: the first sync streamed as a watch with sendInitialEvents, ended by a bookmark.
+
+function initialEventsEnd(rv: string): WatchEvent<MetaObject> {
+  return { type: 'BOOKMARK', object: { metadata: { resourceVersion: rv, annotations: { 'k8s.io/initial-events-end': 'true' } } } as unknown as MetaObject };
+}
+
+function silentLog(info: string[] = []) {
+  return { debug: () => {}, info: (_o: object, msg: string) => info.push(msg), warn: () => {}, error: () => {} };
+}
+
+test('watchList: the first sync is a watch with sendInitialEvents and no resourceVersion; it syncs at the bookmark and resumes from its version', async (t) => {
+  const source = new FakeSource(
+    [],
+    [
+      async function* () {
+        yield { type: 'ADDED', object: wire('a', '3') };
+        yield { type: 'ADDED', object: wire('b', '7') };
+        assert.ok(!r.reflector.hasSynced(), 'not synced before the bookmark');
+        yield initialEventsEnd('20');
+        yield { type: 'MODIFIED', object: wire('a', '21') };
+      },
+    ],
+  );
+  const r = harness(t, source, { watchList: true });
+  await until(() => source.watches.length === 2, 'the resumed watch');
+  assert.equal(source.lists.length, 0, 'no list');
+  assert.equal(source.watches[0]?.opts.sendInitialEvents, true);
+  assert.equal(source.watches[0]?.opts.resourceVersion, undefined);
+  assert.equal(source.watches[0]?.opts.allowWatchBookmarks, true);
+  assert.equal(source.watches[1]?.opts.sendInitialEvents, false, 'a watch that resumes is a plain watch');
+  assert.equal(source.watches[1]?.opts.resourceVersion, '21');
+  assert.deepEqual(r.calls, ['add a@3', 'add b@7', 'synced', 'update a@3->21']);
+  await r.stop();
+});
+
+test('watchList: a stream cut before its bookmark leaves no resume point: the next attempt streams the whole list again', async (t) => {
+  const source = new FakeSource(
+    [],
+    [
+      eventsThenFail(new Error('connection reset'), { type: 'ADDED', object: wire('a', '3') }),
+      events({ type: 'ADDED', object: wire('a', '3') }, { type: 'ADDED', object: wire('b', '4') }, initialEventsEnd('9')),
+    ],
+  );
+  const r = harness(t, source, { watchList: true });
+  await until(() => source.watches.length === 3, 'the resumed watch');
+  assert.equal(source.watches[1]?.opts.sendInitialEvents, true);
+  assert.equal(source.watches[1]?.opts.resourceVersion, undefined);
+  assert.equal(source.watches[2]?.opts.resourceVersion, '9');
+  assert.deepEqual(r.calls, ['add a@3', 'add b@4', 'synced']);
+  assert.equal(source.lists.length, 0);
+  await r.stop();
+});
+
+test('watchList: a second stream after 410 removes what it no longer names, once its bookmark arrives', async (t) => {
+  const source = new FakeSource(
+    [],
+    [
+      events({ type: 'ADDED', object: wire('keep', '1') }, { type: 'ADDED', object: wire('vanish', '2') }, initialEventsEnd('5')),
+      eventsThenFail(gone()),
+      async function* () {
+        yield { type: 'ADDED', object: wire('keep', '1') };
+        assert.ok(!r.calls.includes('delete vanish'), 'no delete before the bookmark');
+        yield initialEventsEnd('30');
+      },
+    ],
+  );
+  const r = harness(t, source, { watchList: true });
+  await until(() => r.reflector.relists === 1, 'the second sync');
+  assert.deepEqual([...r.store.keys()], ['ns/keep']);
+  assert.ok(r.calls.includes('delete vanish'));
+  await r.stop();
+});
+
+for (const [what, refuse] of [
+  ['422 (the WatchList gate off, as on 1.33)', () => new ApiError(422, 'Invalid', 'sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled')],
+  ['400', () => new ApiError(400, 'BadRequest', 'unknown parameter')],
+] as const) {
+  test(`watchList: a server that answers ${what} gets a paginated list at once, and lists for the rest of the run`, async (t) => {
+    const info: string[] = [];
+    const source = new FakeSource(
+      [page('10', [wire('a', '1')]), page('20', [wire('a', '1')])],
+      [
+        () => {
+          throw refuse();
+        },
+        eventsThenFail(gone()),
+      ],
+    );
+    const r = harness(t, source, { watchList: true, log: silentLog(info) });
+    await until(() => r.reflector.relists === 1, 'the relist after 410');
+    assert.equal(source.lists.length, 2, 'both syncs are lists');
+    assert.deepEqual(source.watches.map((w) => w.opts.sendInitialEvents), [true, false, false]);
+    assert.deepEqual(r.why.slice(0, 1), ['gone'], 'the refusal is no failure');
+    assert.equal(info.filter((m) => m.includes('WatchList')).length, 1, 'said once');
+    await r.stop();
+  });
+}
+
+test('watchList: an answer that ends without its bookmark, or that is no watch stream, falls back to lists', async (t) => {
+  for (const script of [
+    events({ type: 'ADDED', object: wire('a', '1') }),
+    // eslint-disable-next-line require-yield
+    async function* () {
+      throw new Error('malformed watch event (no object): {"kind":"PodList"}');
+    },
+  ] as WatchScript[]) {
+    const source = new FakeSource([page('10', [wire('a', '1')])], [script]);
+    const r = harness(t, source, { watchList: true, log: silentLog() });
+    await until(() => source.watches.length === 2, 'the watch after the list');
+    assert.equal(source.lists.length, 1);
+    assert.equal(source.watches[1]?.opts.resourceVersion, '10');
+    assert.ok(r.reflector.hasSynced());
+    await r.stop();
+  }
+});
+
+test('watchList: afterPage runs after each pageSize initial objects', async (t) => {
+  const source = new FakeSource(
+    [],
+    [events(...['a', 'b', 'c', 'd', 'e'].map((n, i) => ({ type: 'ADDED' as const, object: wire(n, String(i + 1)) })), initialEventsEnd('9'))],
+  );
+  const after: number[] = [];
+  const r = harness(t, source, { watchList: true, afterPage: () => after.push(r.store.size) });
+  await until(() => r.reflector.hasSynced(), 'sync');
+  assert.deepEqual(after, [2, 4]);
+  await r.stop();
+});
+
+test('a watch that opens after an outage (404 on the watch itself) marks the resource served at once, while it stays open', async (t) => {
+  const notServed = () => new ApiError(404, 'NotFound', 'the server could not find the requested resource');
+  const opened: WatchScript = async function* (opts, signal) {
+    opts.onOpen?.();
+    yield* hang(opts, signal);
+  };
+  const source = new FakeSource(
+    [page('10', [wire('a', '1')])],
+    [
+      () => {
+        throw notServed();
+      },
+      () => {
+        throw notServed();
+      },
+      opened,
+    ],
+  );
+  const told: string[] = [];
+  const availability = { notServed: () => told.push('not served'), succeeded: () => told.push('served') };
+  const r = harness(t, source, { availability, log: silentLog() });
+  await until(() => told.length === 2, 'served again');
+  assert.deepEqual(told, ['not served', 'served']);
+  assert.equal(source.watches.length, 3, 'the third watch is still open');
+  assert.equal(source.watches[2]?.opts.resourceVersion, '10', 'it resumed from where it was, without a relist');
+  assert.equal(source.lists.length, 1);
+  await r.stop();
 });

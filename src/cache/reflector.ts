@@ -1,10 +1,17 @@
-// Reflector keeps a Store in step with the API server: a paginated list, then a watch from the
-// list's resourceVersion, resumed after each normal close, relisted after 410 Gone, restarted
-// with backoff after any failure, and never given up except on shutdown. client-go's reflector
-// is the model; see https://kubernetes.io/docs/reference/using-api/api-concepts/#efficient-detection-of-changes
+// Reflector keeps a Store in step with the API server: a first sync, then a watch from the sync's
+// resourceVersion, resumed after each normal close, synced again after 410 Gone, restarted with
+// backoff after any failure, and never given up except on shutdown. client-go's reflector is the
+// model; see https://kubernetes.io/docs/reference/using-api/api-concepts/#efficient-detection-of-changes
+//
+// The first sync is a WatchList where the server serves one (the objects streamed one by one from
+// its watch cache, then a bookmark; nothing is buffered a page at a time on either side), else a
+// paginated list. A server that refuses it (422 or 400: the WatchList gate is off, as on 1.33), or
+// whose answer does not stream (no initial-events-end bookmark), gets paginated lists for the rest
+// of the run. A watch that resumes from a resourceVersion is a plain watch either way.
+// See https://kubernetes.io/docs/reference/using-api/api-concepts/#streaming-lists
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ApiError, isGone, isNotFound } from '../kube/errors.ts';
-import type { WatchOptions } from '../kube/metadata-api.ts';
+import { INITIAL_EVENTS_END, type WatchOptions } from '../kube/metadata-api.ts';
 import { objectKey, type MetaObject } from '../kube/objects.ts';
 import type { WatchEvent } from '../kube/watch-stream.ts';
 import { listPages, type Lister } from './list-pages.ts';
@@ -73,8 +80,10 @@ export interface ReflectorOptions<T extends Versioned> {
    * generic log lines: the owner cache shares one outage with the live owner reads.
    */
   availability?: { notServed(err: unknown): void; succeeded(): void };
-  /** afterPage runs after each list page is stored: the place to collect the page's garbage. */
+  /** afterPage runs after each list page is stored (a WatchList: each pageSize objects): the place to collect garbage. */
   afterPage?: () => void;
+  /** watchList: try a WatchList for each first sync (default true); false: always paginated lists. */
+  watchList?: boolean;
   /** priority of lists and watch requests in the API budget (default 0: lanes are strict, and below orphan work a watch could wait forever). */
   priority?: number;
   /** backoff after failures: from initialMs (200), doubling, capped at maxMs (30 s), jittered. */
@@ -105,6 +114,17 @@ class StalledError extends Error {
   override readonly name = 'StalledError';
 }
 
+/** NotStreamedError: a WatchList's answer ended, or was no watch, before its initial-events-end bookmark. */
+class NotStreamedError extends Error {
+  override readonly name = 'NotStreamedError';
+}
+
+/** InitialSync is a WatchList's first sync in progress: the keys its initial events named. */
+interface InitialSync {
+  seen: Set<string>;
+  sinceCollect: number;
+}
+
 /** Reflector lists and watches one resource into a store, calling handlers on each change. */
 export class Reflector<T extends Versioned> {
   /** lastEventAt is when the last list page or watch event arrived (ms since the epoch; 0: never). */
@@ -116,11 +136,14 @@ export class Reflector<T extends Versioned> {
   readonly #o: ReflectorOptions<T>;
   readonly #scopes: Scope[];
   #announced = false;
+  /** False once the server refused a WatchList or did not stream one: lists from then on. */
+  #streaming: boolean;
   /** Scopes whose last attempt found the resource not served; logged when the first one joins. */
   readonly #missing = new Set<Scope>();
 
   constructor(options: ReflectorOptions<T>) {
     this.#o = options;
+    this.#streaming = options.watchList ?? true;
     const namespaces = options.namespaces.length > 0 ? [...new Set(options.namespaces)] : [null];
     this.#scopes = namespaces.map((namespace) => ({ namespace, rv: null, synced: false, failures: 0, failing: null }));
   }
@@ -149,17 +172,18 @@ export class Reflector<T extends Versioned> {
     }
   }
 
-  /** #cycle lists if needed, then watches until the watch ends; it says why it ended. */
+  /** #cycle syncs if needed, then watches until the watch ends; it says why it ended. */
   async #cycle(scope: Scope, signal: AbortSignal): Promise<{ why: string; err?: unknown }> {
     try {
-      if (scope.rv === null) {
+      let initial: InitialSync | null = null;
+      if (scope.rv === null && this.#streaming) initial = { seen: new Set(), sinceCollect: 0 };
+      else if (scope.rv === null) {
         scope.rv = await this.#list(scope, signal);
         this.#served(scope);
       }
-      const { events, ms } = await this.#watch(scope, signal);
+      const { events, ms } = await this.#watchOrFallBack(scope, signal, initial);
       if (events > 0 || ms >= 1000) {
         scope.failures = 0;
-        this.#served(scope);
         return { why: 'closed' };
       }
       // Closed at once with nothing in it: a failure, or we would spin.
@@ -168,6 +192,27 @@ export class Reflector<T extends Versioned> {
     } catch (err) {
       scope.failures++;
       return { why: isGone(err) ? 'gone' : err instanceof StalledError ? 'stalled' : 'error', err };
+    }
+  }
+
+  /**
+   * #watchOrFallBack watches; for a WatchList the server refuses (422, 400) or does not stream,
+   * it falls back to paginated lists for good and syncs with one at once, since no failure of
+   * the server's is involved.
+   */
+  async #watchOrFallBack(scope: Scope, signal: AbortSignal, initial: InitialSync | null): Promise<{ events: number; ms: number }> {
+    if (initial === null) return this.#watch(scope, signal, null);
+    try {
+      return await this.#watch(scope, signal, initial);
+    } catch (err) {
+      if (!(err instanceof NotStreamedError) && !(err instanceof ApiError && (err.status === 422 || err.status === 400))) throw err;
+      if (this.#streaming) {
+        this.#streaming = false;
+        this.#o.log?.info({ resource: this.#o.resource, err: messageOf(err) }, 'the API server does not stream lists (WatchList); listing in pages for the rest of this run');
+      }
+      scope.rv = await this.#list(scope, signal);
+      this.#served(scope);
+      return this.#watch(scope, signal, null);
     }
   }
 
@@ -201,13 +246,22 @@ export class Reflector<T extends Versioned> {
     this.#o.log?.warn({ ...fields, err }, 'list/watch failed; restarting, and logging the retries of this failure at debug level');
   }
 
-  /** #served notes a successful list or watch: if the resource was not served, it is again. */
+  /** #served notes a successful list or watch: it works again, and the resource is served. */
   #served(scope: Scope): void {
     if (scope.failing !== null) {
       this.#o.log?.info({ resource: this.#o.resource, namespace: scope.namespace, was: scope.failing }, 'recovered: list/watch works again');
       scope.failing = null;
       this.#o.observer?.recovered?.(this.#o.resource);
     }
+    this.#available(scope);
+  }
+
+  /**
+   * #available notes that the server serves the resource to this scope: a list answered, or a
+   * watch opened with 2xx. A watch resumed after an outage stays open for minutes, so waiting
+   * for it to end would keep the outage gate shut all that time.
+   */
+  #available(scope: Scope): void {
     if (!this.#missing.delete(scope) || this.#missing.size > 0) return;
     if (this.#o.availability !== undefined) return this.#o.availability.succeeded();
     this.#o.log?.info({ resource: this.#o.resource }, `recovered: the API server serves ${this.#o.resource} again`);
@@ -246,6 +300,13 @@ export class Reflector<T extends Versioned> {
       rv = page.resourceVersion;
       o.afterPage?.();
     }
+    this.#synced(scope, seen);
+    return rv;
+  }
+
+  /** #synced ends a first sync: it removes what the sync no longer has (onDelete) and counts it. */
+  #synced(scope: Scope, seen: Set<string>): void {
+    const o = this.#o;
     for (const obj of [...o.store.values()]) {
       if ((scope.namespace === null || obj.namespace === scope.namespace) && !seen.has(objectKey(obj))) this.#remove(obj);
     }
@@ -258,11 +319,14 @@ export class Reflector<T extends Versioned> {
       this.#announced = true;
       this.#call(() => o.handlers.onSynced?.());
     }
-    return rv;
   }
 
-  /** #watch follows changes from scope.rv until the server ends the stream. */
-  async #watch(scope: Scope, signal: AbortSignal): Promise<{ events: number; ms: number }> {
+  /**
+   * #watch follows changes from scope.rv until the server ends the stream; with initial, it is a
+   * WatchList from nothing: scope.rv moves only at the bookmark that ends the initial events,
+   * since until then the events' versions are the objects' own, not a point to resume from.
+   */
+  async #watch(scope: Scope, signal: AbortSignal, initial: InitialSync | null): Promise<{ events: number; ms: number }> {
     const o = this.#o;
     const { min, max } = o.watchTimeoutSeconds ?? { min: 300, max: 600 };
     const timeoutSeconds = Math.round(min + this.#random() * (max - min));
@@ -274,21 +338,46 @@ export class Reflector<T extends Versioned> {
     try {
       const stream = o.source.watch(
         scope.namespace,
-        { labelSelector: o.labelSelector, resourceVersion: scope.rv ?? undefined, allowWatchBookmarks: true, timeoutSeconds, priority: o.priority ?? 0 },
+        { labelSelector: o.labelSelector, resourceVersion: scope.rv ?? undefined, allowWatchBookmarks: true, timeoutSeconds, priority: o.priority ?? 0, sendInitialEvents: initial !== null, onOpen: () => this.#available(scope) },
         AbortSignal.any([signal, watchdog.signal]),
       );
-      for await (const ev of stream) {
+      for await (const ev of notStreamedIfMalformed(stream, initial !== null)) {
         if (events++ === 0) scope.failures = 0; // progress: the next failure starts the backoff afresh
         this.lastEventAt = Date.now();
         o.observer?.event(o.resource);
-        this.#apply(ev);
         const rv = ev.object.metadata?.resourceVersion;
+        if (initial !== null) {
+          if (ev.type === 'BOOKMARK' && ev.object.metadata?.annotations?.[INITIAL_EVENTS_END] === 'true') {
+            this.#synced(scope, initial.seen);
+            initial = null;
+            if (rv) scope.rv = rv;
+            this.#served(scope);
+          } else this.#initialEvent(ev, initial);
+          continue;
+        }
+        this.#apply(ev);
         if (rv) scope.rv = rv;
       }
     } finally {
       clearTimeout(timer);
     }
+    if (initial !== null && !signal.aborted) throw new NotStreamedError(`the WatchList ended after ${events} events without its ${INITIAL_EVENTS_END} bookmark`);
+    if (events > 0 || Date.now() - started >= 1000) this.#served(scope);
     return { events, ms: Date.now() - started };
+  }
+
+  /** #initialEvent stores one of a WatchList's initial objects, as a list page's item is stored. */
+  #initialEvent(ev: WatchEvent<MetaObject>, initial: InitialSync): void {
+    if (ev.type === 'BOOKMARK') return;
+    const obj = this.#trim(ev.object);
+    if (obj === null) return;
+    if (ev.type === 'DELETED') return this.#remove(obj);
+    initial.seen.add(objectKey(obj));
+    this.#upsert(obj);
+    if (++initial.sinceCollect >= this.#o.pageSize) {
+      initial.sinceCollect = 0;
+      this.#o.afterPage?.();
+    }
   }
 
   #apply(ev: WatchEvent<MetaObject>): void {
@@ -341,6 +430,25 @@ export class Reflector<T extends Versioned> {
 
   #random(): number {
     return (this.#o.random ?? Math.random)();
+  }
+}
+
+/**
+ * notStreamedIfMalformed passes a WatchList's events through, except that a first line that is no
+ * watch event (a proxy or server that answers the request as a plain list) becomes a
+ * NotStreamedError: the fallback's cue, not a failure to retry.
+ */
+async function* notStreamedIfMalformed(stream: AsyncIterable<WatchEvent<MetaObject>>, watchList: boolean): AsyncGenerator<WatchEvent<MetaObject>> {
+  if (!watchList) return yield* stream;
+  let first = true;
+  try {
+    for await (const ev of stream) {
+      first = false;
+      yield ev;
+    }
+  } catch (err) {
+    if (first && err instanceof Error && err.message.startsWith('malformed watch event')) throw new NotStreamedError(err.message);
+    throw err;
   }
 }
 

@@ -202,6 +202,11 @@ export const KEYS: readonly SettingSpec[] = [
     parse: integer(1, 10_000), get: (s) => s.listPageSize, set: (s, v) => { s.listPageSize = v; },
   }),
   define({
+    key: 'watchList', commands: CONTROLLER, group: 'Work:',
+    describe: 'Fill the caches with a streaming list (WatchList) where the API server offers one, falling back to paginated lists where it does not (--watch-list=false: always paginated).',
+    parse: boolean, get: (s) => s.watchList, set: (s, v) => { s.watchList = v; },
+  }),
+  define({
     key: 'metricsBindAddress', commands: CONTROLLER, group: 'Serving:', unset: 'disabled',
     describe: 'Address of the Prometheus /metrics endpoint; 0 disables it.',
     parse: BIND_ADDRESS, get: (s) => s.metricsBindAddress, set: (s, v) => { s.metricsBindAddress = v; },

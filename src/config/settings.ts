@@ -62,6 +62,8 @@ export interface Settings {
   forceAfterMs: number | null; // null: the `stale` reason is off
   dryRun: boolean;
   listPageSize: number;
+  /** watchList: first syncs of the controller's caches try a WatchList (controller only). */
+  watchList: boolean;
   events: EventsLevel;
 
   // Serving and lifecycle (controller only).
@@ -106,6 +108,7 @@ export const DEFAULTS: Settings = {
   forceAfterMs: null,
   dryRun: false,
   listPageSize: 500,
+  watchList: true,
   events: 'all',
   metricsBindAddress: ':8080',
   healthProbeBindAddress: ':8081',

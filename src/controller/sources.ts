@@ -59,6 +59,7 @@ export class Source<T extends Versioned, S extends Store<T> = Store<T>> {
       namespaces: o.settings.namespaces,
       ...(o.labelSelector !== undefined ? { labelSelector: o.labelSelector } : {}),
       pageSize: o.settings.listPageSize,
+      watchList: o.settings.watchList,
       ...(o.afterListPage !== undefined ? { afterPage: o.afterListPage } : {}),
       trim: o.trim,
       store: o.store,

@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ApiClient, type ApiClientOptions } from './client.ts';
-import { ApiError, isRetryable } from './errors.ts';
+import { ApiError, isObjectNotFound, isResourceNotServed, isRetryable } from './errors.ts';
+import { MetadataApi } from './metadata-api.ts';
 import { UNLIMITED_BUDGET, type Answer, type Budget } from './budget.ts';
 import type { Transport } from './transport.ts';
 
@@ -381,4 +382,32 @@ test('a gzipped answer cut short or corrupt fails the request', async (t) => {
   const c = client();
   t.after(() => c.close());
   await assert.rejects(c.request({ method: 'GET', path: '/bad' }));
+});
+
+test('an owner read answered 404 by a gateway (HTML, plain text, a Status naming something else) is never "absent"; the API server\'s own Status is', async (t) => {
+  const WORKFLOWS = { group: 'argoproj.io', version: 'v1alpha1', resource: 'workflows' };
+  const answers: Array<[string, string, string, boolean]> = [
+    ['text/html', '<html><head><title>404 Not Found</title></head><body>nginx</body></html>', 'an HTML page', false],
+    ['text/plain', '404 page not found', 'plain text', false],
+    ['application/json', JSON.stringify({ kind: 'Status', reason: 'NotFound', message: 'the server could not find the requested resource', details: {} }), 'the resource not served', false],
+    ['application/json', JSON.stringify({ kind: 'Status', reason: 'NotFound', message: 'not found', details: { kind: 'workflows', group: 'argoproj.io' } }), 'a Status without the name', false],
+    ['application/json', JSON.stringify({ kind: 'Status', reason: 'NotFound', message: 'workflows.argoproj.io "other" not found', details: { name: 'other', kind: 'workflows', group: 'argoproj.io' } }), 'a Status naming another Workflow', false],
+    ['application/json', JSON.stringify({ kind: 'Status', reason: 'NotFound', message: 'workflows.argoproj.io "wf" not found', details: { name: 'wf', kind: 'workflows', group: 'argoproj.io' } }), 'the API server naming the Workflow', true],
+  ];
+  const c = client();
+  t.after(() => c.close());
+  const api = new MetadataApi(c, WORKFLOWS);
+  for (const [type, body, what, absent] of answers) {
+    handler = (_req, res) => {
+      res.writeHead(404, { 'content-type': type });
+      res.end(body);
+    };
+    if (absent) {
+      assert.equal(await api.get('ns', 'wf'), null, what);
+      continue;
+    }
+    const err = await api.get('ns', 'wf').then(() => null, (e: unknown) => e);
+    assert.ok(isResourceNotServed(err) && !isObjectNotFound(err), `${what}: thrown as not served, not read as absent`);
+    await assert.rejects(api.patchMerge('ns', 'wf', {}), (e: unknown) => isResourceNotServed(e), `${what}: a patch too`);
+  }
 });

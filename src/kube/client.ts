@@ -7,7 +7,7 @@ import * as http from 'node:http';
 import * as https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { UNLIMITED_BUDGET, type Budget, type FlowControl } from './budget.ts';
-import { ApiError, retryAfterHeaderSeconds } from './errors.ts';
+import { ApiError, retryAfterHeaderSeconds, type Subject } from './errors.ts';
 import { transportFromKubeConfig, type Transport } from './transport.ts';
 import { watchEvents, type WatchEvent } from './watch-stream.ts';
 
@@ -48,6 +48,10 @@ export interface RequestOptions {
    * resolves to undefined. For writes whose answer nobody reads: the watch brings the new object.
    */
   unread?: boolean;
+  /** subject: the one object the request is about; only a 404 naming it reads as "not found" (errors.ts). */
+  subject?: Subject;
+  /** onOpen: for a watch, called once its answer opens with 2xx, before any event arrives. */
+  onOpen?: () => void;
 }
 
 /** ClientStats are running totals since the client was made. */
@@ -116,7 +120,7 @@ export class ApiClient {
           this.#answered(res, start, false);
           if (opts.unread === true && ok(res)) return (await this.#drain(res)) as T;
           const text = await this.#readText(res);
-          if (!ok(res)) throw errorOf(res, text);
+          if (!ok(res)) throw errorOf(res, text, opts.subject);
           return (text.length === 0 ? undefined : JSON.parse(text)) as T;
         } catch (err) {
           if (opts.signal?.aborted) throw opts.signal.reason;
@@ -145,7 +149,7 @@ export class ApiClient {
           const r = await this.#send(opts, this.#watchAgent, true);
           code = String(r.statusCode);
           this.#answered(r, start, true);
-          if (!ok(r)) throw errorOf(r, await this.#readText(r));
+          if (!ok(r)) throw errorOf(r, await this.#readText(r), opts.subject);
           return r;
         } finally {
           this.#record(verb, code, start);
@@ -154,6 +158,7 @@ export class ApiClient {
       opts.signal,
     );
     try {
+      opts.onOpen?.();
       yield* watchEvents<T>(this.#counted(res));
     } catch (err) {
       if (opts.signal?.aborted) throw opts.signal.reason;
@@ -322,7 +327,7 @@ function ok(res: http.IncomingMessage): boolean {
   return res.statusCode !== undefined && res.statusCode >= 200 && res.statusCode < 300;
 }
 
-function errorOf(res: http.IncomingMessage, text: string): ApiError {
+function errorOf(res: http.IncomingMessage, text: string, subject: Subject | undefined): ApiError {
   const retryAfter = res.headers['retry-after'] ?? null;
   let parsed: unknown = null;
   try {
@@ -330,7 +335,7 @@ function errorOf(res: http.IncomingMessage, text: string): ApiError {
   } catch {
     parsed = { message: text.slice(0, 500) };
   }
-  return ApiError.fromStatus(parsed, res.statusCode ?? 0, retryAfter);
+  return ApiError.fromStatus(parsed, res.statusCode ?? 0, retryAfter, subject);
 }
 
 /**

@@ -8,6 +8,8 @@ import {
   isGone,
   isNetworkError,
   isNotFound,
+  isObjectNotFound,
+  isResourceNotServed,
   isRetryable,
   isTooManyRequests,
   isUnauthorized,
@@ -81,3 +83,31 @@ test('an abort is never retryable, and neither is an unknown error', () => {
   assert.ok(!isRetryable(new TypeError('bug')));
   assert.ok(!isRetryable('ECONNRESET'));
 });
+
+const WORKFLOW = { group: 'argoproj.io', resource: 'workflows', name: 'wf' };
+const POD = { group: '', resource: 'pods', name: 'p' };
+
+// Only the API server's own answer for a missing object, naming exactly what was asked for, may
+// read as "this object is absent": everything else is a resource not served, or a path in trouble.
+const notFoundCases: Array<[string, unknown, typeof WORKFLOW | undefined, boolean]> = [
+  ['the API server: a Workflow not found', { kind: 'Status', reason: 'NotFound', message: 'workflows.argoproj.io "wf" not found', details: { name: 'wf', group: 'argoproj.io', kind: 'workflows' } }, WORKFLOW, true],
+  ['the API server: a pod not found (core: no group)', { kind: 'Status', reason: 'NotFound', message: 'pods "p" not found', details: { name: 'p', kind: 'pods' } }, POD, true],
+  ['the resource not served (no details)', { kind: 'Status', reason: 'NotFound', message: 'the server could not find the requested resource', details: {} }, WORKFLOW, false],
+  ['details.kind alone', { reason: 'NotFound', details: { kind: 'workflows', group: 'argoproj.io' } }, WORKFLOW, false],
+  ['another name', { reason: 'NotFound', details: { name: 'other', group: 'argoproj.io', kind: 'workflows' } }, WORKFLOW, false],
+  ['another resource', { reason: 'NotFound', details: { name: 'wf', group: 'argoproj.io', kind: 'cronworkflows' } }, WORKFLOW, false],
+  ['another group', { reason: 'NotFound', details: { name: 'wf', group: 'example.com', kind: 'workflows' } }, WORKFLOW, false],
+  ['no group where one was asked for', { reason: 'NotFound', details: { name: 'wf', kind: 'workflows' } }, WORKFLOW, false],
+  ['an HTML page', '<html><body>404 Not Found</body></html>', WORKFLOW, false],
+  ['plain text', '404 page not found', WORKFLOW, false],
+  ['a Status naming the object, but the request named no subject', { reason: 'NotFound', details: { name: 'wf', group: 'argoproj.io', kind: 'workflows' } }, undefined, false],
+];
+
+for (const [what, body, subject, absent] of notFoundCases) {
+  test(`a 404 from ${what}: ${absent ? 'the object is absent' : 'not served, never "absent"'}`, () => {
+    const err = ApiError.fromStatus(body, 404, null, subject);
+    assert.equal(isObjectNotFound(err), absent);
+    assert.equal(isResourceNotServed(err), !absent);
+    assert.ok(isNotFound(err));
+  });
+}

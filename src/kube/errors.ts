@@ -12,9 +12,12 @@ export class ApiError extends Error {
   /** Seconds the server asked us to wait (Retry-After header or Status details), or null. */
   readonly retryAfterSeconds: number | null;
   /**
-   * namesObject: the Status's details name the object it is about (`details.name` or
-   * `details.kind`), as the API server's answer for a missing object does. A 404 without them is
-   * about the URL itself: a resource the server does not serve.
+   * namesObject: the request named the object it was about (its subject), and the Status's
+   * details name exactly that object: `details.name` the name asked for, `details.kind` its
+   * resource and `details.group` its group, as the API server's answer for a missing object
+   * does. Anything else, a 404 naming no object ("the server could not find the requested
+   * resource"), or one a gateway or proxy re-wrapped with other details, HTML or plain text, is
+   * about the URL or the path to it, never proof that the object is absent.
    */
   readonly namesObject: boolean;
 
@@ -29,25 +32,33 @@ export class ApiError extends Error {
   /**
    * ApiError.fromStatus builds the error from a metav1.Status body (or anything else the server
    * sent). httpStatus wins over the body's `code`: a proxy in front of the API server may answer
-   * with a body that is not a Status at all.
+   * with a body that is not a Status at all. subject is the object the request was about, if any.
    */
-  static fromStatus(body: unknown, httpStatus?: number, retryAfterHeader?: string | null): ApiError {
+  static fromStatus(body: unknown, httpStatus?: number, retryAfterHeader?: string | null, subject?: Subject): ApiError {
     const s = isRecord(body) ? body : {};
     const code = httpStatus ?? (typeof s['code'] === 'number' ? s['code'] : 0);
     const reason = typeof s['reason'] === 'string' ? s['reason'] : '';
     const message = typeof s['message'] === 'string' && s['message'] !== '' ? s['message'] : `HTTP ${code}${reason ? ` ${reason}` : ''}`;
-    return new ApiError(code, reason, message, retryAfterSeconds(retryAfterHeader, s['details']), namesObject(s['details']));
+    return new ApiError(code, reason, message, retryAfterSeconds(retryAfterHeader, s['details']), subject !== undefined && namesSubject(s['details'], subject));
   }
+}
+
+/** Subject is the one object a request is about: its API group ("" for core), plural resource and name. */
+export interface Subject {
+  group: string;
+  resource: string;
+  name: string;
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-function namesObject(details: unknown): boolean {
+/** namesSubject: a Status's details name exactly the subject (the API server leaves group out for the core group). */
+function namesSubject(details: unknown, subject: Subject): boolean {
   if (!isRecord(details)) return false;
-  const named = (k: string) => typeof details[k] === 'string' && details[k] !== '';
-  return named('name') || named('kind');
+  const group = details['group'] === undefined ? '' : details['group'];
+  return details['name'] === subject.name && details['kind'] === subject.resource && group === subject.group;
 }
 
 function retryAfterSeconds(header: string | null | undefined, details: unknown): number | null {
@@ -76,17 +87,18 @@ export function isNotFound(err: unknown): boolean {
 }
 
 /**
- * isObjectNotFound: a 404 whose Status names the object: the resource is served and this object
- * does not exist. Only this answer may read as "gone".
+ * isObjectNotFound: a 404 whose Status names the very object the request asked for (see
+ * namesObject): the resource is served and this object does not exist. Only this answer may read
+ * as "gone".
  */
 export function isObjectNotFound(err: unknown): boolean {
   return isNotFound(err) && (err as ApiError).namesObject;
 }
 
 /**
- * isResourceNotServed: a 404 that names no object ("the server could not find the requested
- * resource"): a CRD version switched to `served: false`, a CRD not installed, an aggregated API
- * or a gateway in a bad state. It says nothing about any object, and is transient.
+ * isResourceNotServed: any other 404 ("the server could not find the requested resource", or a
+ * gateway's page): a CRD version switched to `served: false`, a CRD not installed, an aggregated
+ * API or a gateway in a bad state. It says nothing about any object, and is transient.
  */
 export function isResourceNotServed(err: unknown): boolean {
   return isNotFound(err) && !(err as ApiError).namesObject;

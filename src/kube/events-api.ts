@@ -32,6 +32,7 @@ export class EventsApi implements EventSink {
       contentType: 'application/merge-patch+json',
       priority: EVENT_PRIORITY,
       verb: 'patch',
+      subject: { group: 'events.k8s.io', resource: 'events', name },
     });
   }
 }

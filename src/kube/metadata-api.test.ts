@@ -54,15 +54,23 @@ test('watch asks for PartialObjectMetadata (the list form gives an empty stream)
   const { client, sent } = stubClient();
   for await (const _ of new MetadataApi(client, PODS).watch('ns', { resourceVersion: '5', allowWatchBookmarks: true, timeoutSeconds: 300 }));
   assert.equal(sent[0]?.accept, 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json');
-  assert.deepEqual(sent[0]?.query, { watch: 'true', labelSelector: undefined, resourceVersion: '5', allowWatchBookmarks: true, timeoutSeconds: 300 });
+  assert.deepEqual(sent[0]?.query, { watch: 'true', labelSelector: undefined, resourceVersion: '5', allowWatchBookmarks: true, timeoutSeconds: 300, sendInitialEvents: undefined, resourceVersionMatch: undefined });
   assert.equal(sent[0]?.verb, 'watch');
+});
+
+test('a WatchList asks for initial events with resourceVersionMatch=NotOlderThan and no resourceVersion', async () => {
+  const { client, sent } = stubClient();
+  for await (const _ of new MetadataApi(client, PODS).watch('ns', { sendInitialEvents: true, allowWatchBookmarks: true, timeoutSeconds: 300 }));
+  assert.equal(sent[0]?.accept, 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json');
+  assert.deepEqual(sent[0]?.query, { watch: 'true', labelSelector: undefined, resourceVersion: undefined, allowWatchBookmarks: true, timeoutSeconds: 300, sendInitialEvents: 'true', resourceVersionMatch: 'NotOlderThan' });
 });
 
 test('get answers null for a 404 that names the object, and rethrows anything else, a 404 about the resource included', async () => {
   const notServed = stubClient(ApiError.fromStatus({ reason: 'NotFound', message: 'the server could not find the requested resource', details: {} }, 404));
   await assert.rejects(new MetadataApi(notServed.client, PODS).get('ns', 'p'), /could not find the requested resource/);
-  const missing = stubClient(ApiError.fromStatus({ reason: 'NotFound', message: 'pods "p" not found', details: { name: 'p', kind: 'pods' } }, 404));
+  const missing = stubClient(ApiError.fromStatus({ reason: 'NotFound', message: 'pods "p" not found', details: { name: 'p', kind: 'pods' } }, 404, null, { group: '', resource: 'pods', name: 'p' }));
   assert.equal(await new MetadataApi(missing.client, PODS).get('ns', 'p'), null);
+  assert.deepEqual(missing.sent[0]?.subject, { group: '', resource: 'pods', name: 'p' }, 'the read names its subject');
   const failing = stubClient(new ApiError(500, 'InternalError', 'etcd'));
   await assert.rejects(new MetadataApi(failing.client, PODS).get('ns', 'p'), /etcd/);
 });

@@ -5,7 +5,7 @@
 // See https://kubernetes.io/docs/reference/using-api/api-concepts/#receiving-resources-as-tables
 // (the same mechanism) and /work/shared/CONTROL-PLANE.md for the quirks checked on 1.20.
 import type { ApiClient, RequestOptions } from './client.ts';
-import { isObjectNotFound } from './errors.ts';
+import { isObjectNotFound, type Subject } from './errors.ts';
 import type { MetaObject } from './objects.ts';
 import type { WatchEvent } from './watch-stream.ts';
 
@@ -46,7 +46,18 @@ export interface WatchOptions {
   allowWatchBookmarks?: boolean;
   timeoutSeconds?: number;
   priority?: number;
+  /**
+   * sendInitialEvents asks for a WatchList: every object as an ADDED event first (from the watch
+   * cache, consistent with etcd), then a bookmark annotated INITIAL_EVENTS_END, then changes.
+   * Sent with resourceVersionMatch=NotOlderThan and no resourceVersion, as client-go does.
+   */
+  sendInitialEvents?: boolean;
+  /** onOpen is called once the watch's answer opens with 2xx, before any event. */
+  onOpen?: () => void;
 }
+
+/** INITIAL_EVENTS_END annotates the bookmark that ends a WatchList's initial events. */
+export const INITIAL_EVENTS_END = 'k8s.io/initial-events-end';
 
 export interface PatchOptions {
   signal?: AbortSignal;
@@ -99,19 +110,23 @@ export class MetadataApi {
         resourceVersion: opts.resourceVersion,
         allowWatchBookmarks: opts.allowWatchBookmarks,
         timeoutSeconds: opts.timeoutSeconds,
+        sendInitialEvents: opts.sendInitialEvents ? 'true' : undefined,
+        resourceVersionMatch: opts.sendInitialEvents ? 'NotOlderThan' : undefined,
       },
       accept: ACCEPT_ONE,
       signal,
       priority: opts.priority,
       verb: 'watch',
+      ...(opts.onOpen !== undefined ? { onOpen: opts.onOpen } : {}),
     });
   }
 
   /**
    * get reads one object, or null if it does not exist. Without a resourceVersion the read is
    * served from etcd (a quorum read), not the API server's watch cache: what confirming that
-   * an owner is gone requires. Only a 404 that names the object means "does not exist"; a 404
-   * about the resource itself (not served) is thrown, since it proves nothing about the object.
+   * an owner is gone requires. Only a 404 whose Status names this very object (name, resource
+   * and group) means "does not exist"; any other 404 (the resource not served, a gateway's page)
+   * is thrown, since it proves nothing about the object.
    */
   async get(namespace: string, name: string, signal?: AbortSignal, priority?: number): Promise<MetaObject | null> {
     try {
@@ -122,6 +137,7 @@ export class MetadataApi {
         signal,
         priority,
         verb: 'get',
+        subject: this.#subject(name),
       });
     } catch (err) {
       if (isObjectNotFound(err)) return null;
@@ -158,7 +174,12 @@ export class MetadataApi {
       signal: opts.signal,
       priority: opts.priority,
       verb: 'patch',
+      subject: this.#subject(name),
     };
+  }
+
+  #subject(name: string): Subject {
+    return { group: this.resource.group, resource: this.resource.resource, name };
   }
 
   #path(namespace: string | null): string {

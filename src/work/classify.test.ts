@@ -7,7 +7,8 @@ import type { FailureKind } from './reconcile.ts';
 const netErr = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6443'), { code: 'ECONNREFUSED' });
 
 const cases: Array<[string, unknown, FailureKind]> = [
-  ['404 naming the object (it does not exist)', ApiError.fromStatus({ reason: 'NotFound', message: 'pods "p" not found', details: { name: 'p', kind: 'pods' } }, 404), 'not-found'],
+  ['404 naming the object asked for (it does not exist)', ApiError.fromStatus({ reason: 'NotFound', message: 'pods "p" not found', details: { name: 'p', kind: 'pods' } }, 404, null, { group: '', resource: 'pods', name: 'p' }), 'not-found'],
+  ['404 naming another object than the one asked for', ApiError.fromStatus({ reason: 'NotFound', message: 'pods "q" not found', details: { name: 'q', kind: 'pods' } }, 404, null, { group: '', resource: 'pods', name: 'p' }), 'not-served'],
   ['404 naming no object (the resource is not served)', ApiError.fromStatus({ reason: 'NotFound', message: 'the server could not find the requested resource', details: {} }, 404), 'not-served'],
   ['404 from something that is not the API server', ApiError.fromStatus('<html>404</html>', 404), 'not-served'],
   ['409 Conflict', new ApiError(409, 'Conflict', 'the object has been modified'), 'conflict'],

@@ -46,7 +46,7 @@ class CountingSource implements ListerWatcher {
 }
 
 /** reflect runs a pod reflector over one namespace until the test ends, recording what it hears. */
-function reflect(t: TestContext, namespace: string, opts: { source?: ListerWatcher; pageSize?: number; watchTimeoutSeconds?: { min: number; max: number }; stallMarginMs?: number } = {}) {
+function reflect(t: TestContext, namespace: string, opts: { source?: ListerWatcher; pageSize?: number; watchList?: boolean; watchTimeoutSeconds?: { min: number; max: number }; stallMarginMs?: number } = {}) {
   const seen: string[] = [];
   const why: string[] = [];
   const store = new PodStore();
@@ -61,6 +61,8 @@ function reflect(t: TestContext, namespace: string, opts: { source?: ListerWatch
     source: opts.source ?? podsApi,
     namespaces: [namespace],
     pageSize: opts.pageSize ?? 500,
+    // Paginated lists unless asked: watch-list.test.ts covers the streaming first sync.
+    watchList: opts.watchList ?? false,
     trim: trimPodInto(store),
     store,
     handlers,

@@ -37,6 +37,8 @@ export interface FaultProxy {
   stall(): void;
   /** resume sends the held requests on, and new ones at once. */
   resume(): void;
+  /** cut ends every answer being passed on (open watches included), as a gateway that restarts does. */
+  cut(): void;
   close(): Promise<void>;
 }
 
@@ -52,6 +54,7 @@ export async function startFaultProxy(o: FaultProxyOptions): Promise<FaultProxy>
   const agent = new Agent({ keepAlive: true, ca: Buffer.from(cluster.caData, 'base64').toString('utf8') });
   let faults = 0;
   let held: Array<() => void> | null = null;
+  const open = new Set<ServerResponse>();
 
   const server = createServer((req, res) => {
     if (held !== null) return void held.push(() => pass(req, res));
@@ -77,7 +80,11 @@ export async function startFaultProxy(o: FaultProxyOptions): Promise<FaultProxy>
       },
     );
     upstream.on('error', () => res.destroy());
-    res.on('close', () => upstream.destroy());
+    open.add(res);
+    res.on('close', () => {
+      open.delete(res);
+      upstream.destroy();
+    });
     req.pipe(upstream);
   };
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -117,6 +124,9 @@ current-context: proxied
       const waiting = held ?? [];
       held = null;
       for (const go of waiting) go();
+    },
+    cut: () => {
+      for (const res of open) res.destroy();
     },
     close: async () => {
       server.closeAllConnections();

@@ -569,3 +569,24 @@ test('a watch that opens after an outage (404 on the watch itself) marks the res
   assert.equal(source.lists.length, 1);
   await r.stop();
 });
+
+test('watchList: a WatchList the server cannot serve now (429 while its watch cache fills, or 5xx) is followed by one paginated list; the next sync streams again', async (t) => {
+  const source = new FakeSource(
+    [page('10', [wire('a', '1')])],
+    [
+      () => {
+        throw new ApiError(429, 'TooManyRequests', 'storage is (re)initializing', 1);
+      },
+      eventsThenFail(gone()),
+      events({ type: 'ADDED', object: wire('a', '1') }, initialEventsEnd('30')),
+    ],
+  );
+  const warnings: string[] = [];
+  const r = harness(t, source, { watchList: true, log: { debug: () => {}, info: () => {}, warn: (_o, m) => warnings.push(m), error: () => {} } });
+  await until(() => source.watches.length === 4, 'the watch after the second sync');
+  assert.equal(source.lists.length, 1, 'one list, right after the 429');
+  assert.deepEqual(source.watches.map((w) => w.opts.sendInitialEvents), [true, false, true, false]);
+  assert.equal(source.watches[3]?.opts.resourceVersion, '30');
+  assert.deepEqual(warnings, [], 'no failure logged');
+  await r.stop();
+});

@@ -198,18 +198,22 @@ export class Reflector<T extends Versioned> {
   /**
    * #watchOrFallBack watches; for a WatchList the server refuses (422, 400) or does not stream,
    * it falls back to paginated lists for good and syncs with one at once, since no failure of
-   * the server's is involved.
+   * the server's is involved. A WatchList the server cannot serve now (429 or 5xx: "storage is
+   * (re)initializing" while the watch cache of a new CRD fills) is followed by one paginated list,
+   * which etcd serves, as client-go does: progress beats waiting for the cache.
    */
   async #watchOrFallBack(scope: Scope, signal: AbortSignal, initial: InitialSync | null): Promise<{ events: number; ms: number }> {
     if (initial === null) return this.#watch(scope, signal, null);
     try {
       return await this.#watch(scope, signal, initial);
     } catch (err) {
-      if (!(err instanceof NotStreamedError) && !(err instanceof ApiError && (err.status === 422 || err.status === 400))) throw err;
-      if (this.#streaming) {
+      const refused = err instanceof NotStreamedError || (err instanceof ApiError && (err.status === 422 || err.status === 400));
+      const notNow = err instanceof ApiError && (err.status === 429 || err.status >= 500);
+      if (!refused && !notNow) throw err;
+      if (refused && this.#streaming) {
         this.#streaming = false;
         this.#o.log?.info({ resource: this.#o.resource, err: messageOf(err) }, 'the API server does not stream lists (WatchList); listing in pages for the rest of this run');
-      }
+      } else if (notNow) this.#o.log?.debug({ resource: this.#o.resource, namespace: scope.namespace, err: messageOf(err) }, 'WatchList failed; listing in pages this time');
       scope.rv = await this.#list(scope, signal);
       this.#served(scope);
       return this.#watch(scope, signal, null);

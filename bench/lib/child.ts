@@ -111,6 +111,11 @@ export function cpuSecondsOf(pid: number): number | null {
   }
 }
 
+/** rssOf is the resident set size of any process (the API server's too), from /proc/PID/status; null once gone. */
+export function rssOf(pid: number): number | null {
+  return statusKiB(pid, 'VmRSS');
+}
+
 /** statusKiB reads a field given in kB from /proc/PID/status, in bytes. */
 function statusKiB(pid: number, field: 'VmRSS' | 'VmHWM'): number | null {
   try {

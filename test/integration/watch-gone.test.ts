@@ -92,6 +92,8 @@ test('after a real 410 Gone the reflector relists and catches up: pods added mea
     source,
     namespaces: [ns],
     pageSize: 500,
+    // The list-then-watch path: the source holds back the watch that follows the list.
+    watchList: false,
     trim: (o) => toPodMeta(o, { finalizer: ARGO_FINALIZER, conventions: ARGO_CONVENTIONS, owner: DEFAULTS.owner }),
     store,
     handlers: {

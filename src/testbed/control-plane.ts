@@ -57,7 +57,8 @@ export interface ControlPlane {
   stop(): Promise<void>;
 }
 
-const GC_SYNCED = /all resource monitors have synced/;
+// 1.31 logs "All resource monitors have synced. Proceeding to collect garbage", 1.37 "Garbage collector: all resource monitors have synced".
+const GC_SYNCED = /all resource monitors have synced/i;
 
 /** startControlPlane starts etcd, kube-apiserver and kube-controller-manager and waits until all are ready. */
 export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise<ControlPlane> {

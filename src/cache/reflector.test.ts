@@ -590,3 +590,23 @@ test('watchList: a WatchList the server cannot serve now (429 while its watch ca
   assert.deepEqual(warnings, [], 'no failure logged');
   await r.stop();
 });
+
+for (const watchList of [false, true]) {
+  test(`a stored object whose newer version cannot be trimmed in a ${watchList ? 'streamed' : 'paginated'} resync is kept as it was, not reported deleted`, async (t) => {
+    const unreadable = { metadata: { namespace: 'ns', name: 'a', resourceVersion: '5', uid: 'a-uid', annotations: { bad: 'x' } } } as MetaObject;
+    const trimOrThrow = (o: MetaObject): Obj => {
+      if (o.metadata.annotations?.['bad']) throw new Error('cannot read');
+      return trim(o);
+    };
+    const first = watchList ? events({ type: 'ADDED', object: wire('a', '1') }, { type: 'ADDED', object: wire('b', '2') }, initialEventsEnd('3')) : null;
+    const second = watchList ? events({ type: 'ADDED', object: unreadable }, { type: 'ADDED', object: wire('b', '2') }, initialEventsEnd('9')) : null;
+    const source = watchList
+      ? new FakeSource([], [first!, eventsThenFail(gone()), second!])
+      : new FakeSource([page('3', [wire('a', '1'), wire('b', '2')]), page('9', [unreadable, wire('b', '2')])], [eventsThenFail(gone())]);
+    const r = harness(t, source, { watchList, trim: trimOrThrow, log: silentLog() });
+    await until(() => r.reflector.relists === 1, 'the second sync');
+    assert.ok(!r.calls.includes('delete a'), r.calls.join(', '));
+    assert.equal(r.store.get('ns/a')?.resourceVersion, '1', 'the version it could read stays');
+    await r.stop();
+  });
+}

@@ -297,9 +297,11 @@ export class Reflector<T extends Versioned> {
       this.lastEventAt = Date.now();
       for (const item of page.items) {
         const obj = this.#trim(item);
-        if (obj === null) continue;
-        seen.add(objectKey(obj));
-        this.#upsert(obj);
+        if (obj === null) keepUnread(seen, item);
+        else {
+          seen.add(objectKey(obj));
+          this.#upsert(obj);
+        }
       }
       rv = page.resourceVersion;
       o.afterPage?.();
@@ -374,7 +376,7 @@ export class Reflector<T extends Versioned> {
   #initialEvent(ev: WatchEvent<MetaObject>, initial: InitialSync): void {
     if (ev.type === 'BOOKMARK') return;
     const obj = this.#trim(ev.object);
-    if (obj === null) return;
+    if (obj === null) return keepUnread(initial.seen, ev.object);
     if (ev.type === 'DELETED') return this.#remove(obj);
     initial.seen.add(objectKey(obj));
     this.#upsert(obj);
@@ -435,6 +437,16 @@ export class Reflector<T extends Versioned> {
   #random(): number {
     return (this.#o.random ?? Math.random)();
   }
+}
+
+/**
+ * keepUnread counts an object that could not be trimmed as seen by a sync: what the store holds
+ * under its name stays as it was. Left out, a stored owner would be reported deleted because a
+ * later version of it could not be read, and its pods freed as orphans.
+ */
+function keepUnread(seen: Set<string>, item: MetaObject): void {
+  const m = item.metadata as Partial<MetaObject['metadata']> | undefined;
+  if (typeof m?.name === 'string') seen.add(objectKey({ namespace: m.namespace ?? '', name: m.name }));
 }
 
 /**

@@ -5,7 +5,7 @@ import { Store } from './store.ts';
 import { ApiError } from '../kube/errors.ts';
 import type { ListOptions, MetaList, WatchOptions } from '../kube/metadata-api.ts';
 import type { MetaObject } from '../kube/objects.ts';
-import type { WatchEvent } from '../kube/watch-stream.ts';
+import { MalformedWatchEvent, type WatchEvent } from '../kube/watch-stream.ts';
 
 interface Obj extends Versioned {
   uid: string;
@@ -516,7 +516,7 @@ test('watchList: an answer that ends without its bookmark, or that is no watch s
     events({ type: 'ADDED', object: wire('a', '1') }),
     // eslint-disable-next-line require-yield
     async function* () {
-      throw new Error('malformed watch event (no object): {"kind":"PodList"}');
+      throw new MalformedWatchEvent('malformed watch event (no object): {"kind":"PodList"}');
     },
   ] as WatchScript[]) {
     const source = new FakeSource([page('10', [wire('a', '1')])], [script]);
@@ -610,3 +610,33 @@ for (const watchList of [false, true]) {
     await r.stop();
   });
 }
+
+test('a watch that fails right after an event keeps backing off further; only one that stayed open a while clears the backoff', async (t) => {
+  const cut = () => eventsThenFail(new Error('socket hang up'), { type: 'BOOKMARK', object: { metadata: { resourceVersion: '11' } } as MetaObject });
+  const waits: number[] = [];
+  const record = (fields: object) => {
+    const f = fields as { retryInMs?: number };
+    if (f.retryInMs !== undefined) waits.push(f.retryInMs);
+  };
+  const source = new FakeSource([page('10', [])], [cut(), cut(), cut(), cut(), cut()]);
+  const r = harness(t, source, {
+    backoff: { initialMs: 4, maxMs: 1_000 },
+    random: () => 1,
+    log: { debug: record, info: () => {}, warn: record, error: () => {} },
+  });
+  await until(() => waits.length === 5, 'five restarts');
+  assert.deepEqual(waits, [4, 8, 16, 32, 64], 'each failure doubles the wait, an event before it notwithstanding');
+  await r.stop();
+
+  const healthy = new FakeSource([page('10', [])], [cut(), cut(), cut()]);
+  const waitsAfter: number[] = [];
+  const r2 = harness(t, healthy, {
+    backoff: { initialMs: 4, maxMs: 1_000 },
+    random: () => 1,
+    healthyAfterMs: 0,
+    log: { debug: (f: object) => waitsAfter.push((f as { retryInMs: number }).retryInMs), info: () => {}, warn: (f: object) => waitsAfter.push((f as { retryInMs: number }).retryInMs), error: () => {} },
+  });
+  await until(() => waitsAfter.length === 3, 'three restarts');
+  assert.deepEqual(waitsAfter, [4, 4, 4], 'a watch that stayed open long enough starts the backoff afresh');
+  await r2.stop();
+});

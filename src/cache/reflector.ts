@@ -13,7 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ApiError, isGone, isNotFound } from '../kube/errors.ts';
 import { INITIAL_EVENTS_END, type WatchOptions } from '../kube/metadata-api.ts';
 import { objectKey, type MetaObject } from '../kube/objects.ts';
-import type { WatchEvent } from '../kube/watch-stream.ts';
+import { MalformedWatchEvent, type WatchEvent } from '../kube/watch-stream.ts';
 import { listPages, type Lister } from './list-pages.ts';
 import type { Keyed, Store } from './store.ts';
 
@@ -90,6 +90,8 @@ export interface ReflectorOptions<T extends Versioned> {
   backoff?: { initialMs: number; maxMs: number };
   /** watchTimeoutSeconds: each watch asks the server to end it after a random time in this range (300-600). */
   watchTimeoutSeconds?: { min: number; max: number };
+  /** healthyAfterMs: a watch open this long clears the backoff of the failures before it (HEALTHY_MS). */
+  healthyAfterMs?: number;
   /** stallMarginMs: a watch still open this long past its timeout is presumed dead and restarted (30 s). */
   stallMarginMs?: number;
   random?: () => number;
@@ -101,13 +103,19 @@ interface Scope {
   /** rv is where the watch resumes from; null: list first. */
   rv: string | null;
   synced: boolean;
+  /** failures in a row; the backoff grows with them. Reset only by a watch that stayed open HEALTHY_MS. */
   failures: number;
+  /** openedAt: when the current watch opened (ms since the epoch); null until it has. */
+  openedAt: number | null;
   /**
    * failing names the kind of failure (e.g. "error 403", "stalled") this scope keeps meeting,
    * logged as a warning when it starts and at debug level while it lasts; null when healthy.
    */
   failing: string | null;
 }
+
+/** HEALTHY_MS: how long a watch must stay open before its end (or failure) clears the backoff. */
+const HEALTHY_MS = 10_000;
 
 /** StalledError: the watchdog ended a watch that outlived its own timeout. */
 class StalledError extends Error {
@@ -145,7 +153,7 @@ export class Reflector<T extends Versioned> {
     this.#o = options;
     this.#streaming = options.watchList ?? true;
     const namespaces = options.namespaces.length > 0 ? [...new Set(options.namespaces)] : [null];
-    this.#scopes = namespaces.map((namespace) => ({ namespace, rv: null, synced: false, failures: 0, failing: null }));
+    this.#scopes = namespaces.map((namespace) => ({ namespace, rv: null, synced: false, failures: 0, openedAt: null, failing: null }));
   }
 
   /** hasSynced: the first list of every namespace is complete. */
@@ -183,13 +191,14 @@ export class Reflector<T extends Versioned> {
       }
       const { events, ms } = await this.#watchOrFallBack(scope, signal, initial);
       if (events > 0 || ms >= 1000) {
-        scope.failures = 0;
+        if (this.#stayedHealthy(scope)) scope.failures = 0;
         return { why: 'closed' };
       }
       // Closed at once with nothing in it: a failure, or we would spin.
       scope.failures++;
       return { why: 'error', err: new Error('the watch closed at once with no events') };
     } catch (err) {
+      if (this.#stayedHealthy(scope)) scope.failures = 0;
       scope.failures++;
       return { why: isGone(err) ? 'gone' : err instanceof StalledError ? 'stalled' : 'error', err };
     }
@@ -218,6 +227,15 @@ export class Reflector<T extends Versioned> {
       this.#served(scope);
       return this.#watch(scope, signal, null);
     }
+  }
+
+  /**
+   * #stayedHealthy: the last watch stayed open HEALTHY_MS or more. Only that clears the backoff: a
+   * watch that fails right after an event or two (a proxy that cuts streams, a server shedding
+   * load) would otherwise restart at the first step of the backoff, every 100 to 200 ms, for good.
+   */
+  #stayedHealthy(scope: Scope): boolean {
+    return scope.openedAt !== null && Date.now() - scope.openedAt >= (this.#o.healthyAfterMs ?? HEALTHY_MS);
   }
 
   /**
@@ -257,6 +275,11 @@ export class Reflector<T extends Versioned> {
       scope.failing = null;
       this.#o.observer?.recovered?.(this.#o.resource);
     }
+    this.#available(scope);
+  }
+
+  #opened(scope: Scope): void {
+    scope.openedAt = Date.now();
     this.#available(scope);
   }
 
@@ -341,14 +364,15 @@ export class Reflector<T extends Versioned> {
     const timer = setTimeout(() => watchdog.abort(new StalledError(`watch still open ${limitMs} ms after it began`)), limitMs);
     const started = Date.now();
     let events = 0;
+    scope.openedAt = null;
     try {
       const stream = o.source.watch(
         scope.namespace,
-        { labelSelector: o.labelSelector, resourceVersion: scope.rv ?? undefined, allowWatchBookmarks: true, timeoutSeconds, priority: o.priority ?? 0, sendInitialEvents: initial !== null, onOpen: () => this.#available(scope) },
+        { labelSelector: o.labelSelector, resourceVersion: scope.rv ?? undefined, allowWatchBookmarks: true, timeoutSeconds, priority: o.priority ?? 0, sendInitialEvents: initial !== null, onOpen: () => this.#opened(scope) },
         AbortSignal.any([signal, watchdog.signal]),
       );
       for await (const ev of notStreamedIfMalformed(stream, initial !== null)) {
-        if (events++ === 0) scope.failures = 0; // progress: the next failure starts the backoff afresh
+        if (events++ === 0) scope.openedAt ??= Date.now(); // a source that does not say when it opened
         this.lastEventAt = Date.now();
         o.observer?.event(o.resource);
         const rv = ev.object.metadata?.resourceVersion;
@@ -463,7 +487,7 @@ async function* notStreamedIfMalformed(stream: AsyncIterable<WatchEvent<MetaObje
       yield ev;
     }
   } catch (err) {
-    if (first && err instanceof Error && err.message.startsWith('malformed watch event')) throw new NotStreamedError(err.message);
+    if (first && err instanceof MalformedWatchEvent) throw new NotStreamedError(err.message);
     throw err;
   }
 }

@@ -12,6 +12,11 @@ export interface WatchEvent<T> {
   object: T;
 }
 
+/** MalformedWatchEvent: a line of the stream that is not a watch event (not JSON, or no object in it). */
+export class MalformedWatchEvent extends Error {
+  override readonly name = 'MalformedWatchEvent';
+}
+
 const NEWLINE = 0x0a;
 const TYPES = new Set<string>(['ADDED', 'MODIFIED', 'DELETED', 'BOOKMARK']);
 
@@ -55,11 +60,11 @@ export function parseWatchEvent<T>(line: string): WatchEvent<T> {
   try {
     parsed = JSON.parse(line);
   } catch {
-    throw new Error(`malformed watch event (not JSON): ${line.slice(0, 200)}`);
+    throw new MalformedWatchEvent(`malformed watch event (not JSON): ${line.slice(0, 200)}`);
   }
   const ev = parsed as { type?: unknown; object?: unknown };
   if (typeof ev !== 'object' || ev === null || typeof ev.object !== 'object' || ev.object === null) {
-    throw new Error(`malformed watch event (no object): ${line.slice(0, 200)}`);
+    throw new MalformedWatchEvent(`malformed watch event (no object): ${line.slice(0, 200)}`);
   }
   if (ev.type === 'ERROR') throw ApiError.fromStatus(ev.object);
   if (typeof ev.type !== 'string' || !TYPES.has(ev.type)) {

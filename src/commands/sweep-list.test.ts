@@ -90,3 +90,21 @@ test('a long 429 storm is ridden out, each 429 waiting its Retry-After (clamped)
   await gaveUp;
   assert.equal(failing.requests.length, 4, 'a 5xx is asked for three more times, no more');
 });
+
+test('a mixed storm (three 5xx, then 429s, then 5xx again) is ridden out: a 429 gives the page its three tries afresh', async (t) => {
+  t.mock.timers.enable({ apis: ['setTimeout'] });
+  const unavailable = () => new ApiError(503, 'ServiceUnavailable', 'etcd leader changed');
+  const throttled = () => new ApiError(429, 'TooManyRequests', 'Too many requests, please try again later.', 1);
+  const storm = [unavailable(), unavailable(), unavailable(), throttled(), unavailable(), unavailable(), throttled(), throttled(), unavailable(), unavailable(), unavailable()];
+  const api = new ScriptedApi([page([obj('a')], 'p2'), ...storm, page([obj('b')])]);
+  const out: string[] = [];
+  const done = listAll(api, { namespaces: [], pageSize: 2, logger }, new AbortController().signal, (o) => out.push(o.metadata.name));
+  for (let i = 0; i < 2_000 && api.requests.length < 2 + storm.length; i++) {
+    await new Promise((resolve) => setImmediate(resolve));
+    t.mock.timers.tick(100);
+  }
+  await done;
+  assert.deepEqual(out, ['a', 'b']);
+  assert.equal(api.requests.length, 2 + storm.length);
+  assert.ok(api.requests.slice(1).every((r) => r.opts.continue === 'p2'), 'the same page asked for throughout');
+});

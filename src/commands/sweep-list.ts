@@ -22,14 +22,17 @@ export interface SweepListOptions {
 
 /**
  * listAll lists a resource page by page, handing each object over as its page arrives. A page that
- * fails transiently is asked for again, three times; a 429 does not count among them: the server
- * is busy, not failing, so the list waits its Retry-After (clamped, kube/retry-after.ts) and asks
- * again for as long as the throttling lasts, as the controller does, until the sweep is stopped
- * (SIGINT/SIGTERM). The first 429 of a list is logged once. When a continue token expires the list starts again from
- * the top (see listPages), and objects the abandoned pass already handed over are not handed over
- * again: the sweep counts each pod once, and an older view is safe, since every write carries the
- * resourceVersion it was computed from and an owner is confirmed gone against the API; the most
- * it can do is keep a finalizer a while longer.
+ * fails transiently is asked for again, three times in a row at most (p-retry); a 429 is not a
+ * failure but the server being busy: the list waits its Retry-After (clamped,
+ * kube/retry-after.ts) and asks again for as long as the throttling lasts, as the controller
+ * does, until the sweep is stopped (SIGINT/SIGTERM), and the three tries start afresh after it.
+ * The 429s are handled here, around p-retry, because p-retry ends a run whose retries are spent
+ * at the next failure of any kind: in a mixed storm, the first 429 after three 5xx ended the
+ * sweep. The first 429 of a list is logged once. When a continue token expires the list starts
+ * again from the top (see listPages), and objects the abandoned pass already handed over are not
+ * handed over again: the sweep counts each pod once, and an older view is safe, since every
+ * write carries the resourceVersion it was computed from and an owner is confirmed gone against
+ * the API; the most it can do is keep a finalizer a while longer.
  */
 export async function listAll(
   api: Lister & { resource: ResourceRef },
@@ -39,21 +42,24 @@ export async function listAll(
 ): Promise<void> {
   let throttled = false;
   const retrying: Lister = {
-    list: (namespace, opts, signal) =>
-      pRetry(() => api.list(namespace, opts, signal), {
-        retries: 3,
-        minTimeout: 200,
-        signal,
-        shouldConsumeRetry: ({ error }) => !isTooManyRequests(error),
-        shouldRetry: ({ error }) => isRetryable(error),
-        onFailedAttempt: async ({ error }) => {
-          if (!isTooManyRequests(error)) return;
-          const waitMs = retryAfterMs((error as ApiError).retryAfterSeconds);
+    list: async (namespace, opts, signal) => {
+      for (;;) {
+        try {
+          return await pRetry(() => api.list(namespace, opts, signal), {
+            retries: 3,
+            minTimeout: 200,
+            signal,
+            shouldRetry: ({ error }) => isRetryable(error) && !isTooManyRequests(error),
+          });
+        } catch (err) {
+          if (!isTooManyRequests(err)) throw err;
+          const waitMs = retryAfterMs((err as ApiError).retryAfterSeconds);
           if (!throttled) o.logger.warn({ resource: api.resource.resource, retryAfterMs: waitMs }, 'the API server is throttling the list (429): waiting and asking again until it answers');
           throttled = true;
           await wait(waitMs, signal);
-        },
-      }),
+        }
+      }
+    },
   };
   for (const namespace of o.namespaces.length > 0 ? o.namespaces : [null]) {
     const handedOver = new Set<string>();

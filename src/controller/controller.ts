@@ -53,7 +53,7 @@ export class Controller {
         onDelete: (wf) => {
           // A DELETE event is confirmation enough: this UID is gone for good. Remembered only while
           // cached pods name it (see forgetGone); a pod that names it later is confirmed by a read.
-          if (this.#pods.store.hasPodsOf(wf.uid)) this.cleanup.owners.markGone(wf.uid);
+          if (this.#pods.store.hasPodsOf(wf.uid)) this.cleanup.owners.markGone(wf.uid, 'deleted');
           this.#ownerChanged(wf);
         },
       },

@@ -25,7 +25,8 @@ function pod(over: Partial<PodMeta> = {}): PodMeta {
 const alive: OwnerState = { kind: 'alive', completed: 'no' };
 const aliveCompletedCached: OwnerState = { kind: 'alive', completed: 'cached' };
 const aliveCompletedConfirmed: OwnerState = { kind: 'alive', completed: 'confirmed' };
-const gone: OwnerState = { kind: 'gone' };
+const gone: OwnerState = { kind: 'gone', because: 'absent' };
+const deleted: OwnerState = { kind: 'gone', because: 'deleted' };
 const deleting: OwnerState = { kind: 'deleting' };
 const unconfirmed: OwnerState = { kind: 'unconfirmed' };
 const unattributable: OwnerState = { kind: 'unattributable' };
@@ -43,6 +44,7 @@ const cases: Array<{ name: string; pod: PodMeta; owner: OwnerState; policy?: Pol
 
   // owner-gone, priority 0.
   { name: 'owner confirmed gone', pod: pod(), owner: gone, want: { action: 'remove', reason: 'owner-gone', priority: 0 } },
+  { name: 'owner deleted (watch DELETE event, or another UID under its name)', pod: pod(), owner: deleted, want: { action: 'remove', reason: 'owner-gone', priority: 0 } },
   { name: 'owner being deleted', pod: pod(), owner: deleting, want: { action: 'remove', reason: 'owner-gone', priority: 0 } },
   { name: 'owner gone wins over the pod being unrecorded and Terminating', pod: pod({ deletionTimestamp: terminatingFor(1000) }), owner: gone, want: { action: 'remove', reason: 'owner-gone', priority: 0 } },
   { name: 'owner gone, other finalizers present too', pod: pod({ finalizers: ['a.io/x', OURS, 'b.io/y'] }), owner: gone, want: { action: 'remove', reason: 'owner-gone', priority: 0 } },

@@ -20,11 +20,20 @@ export type OwnerState =
   /** The owner has a deletionTimestamp: it is going, and so is its need for the pod's status. */
   | { kind: 'deleting' }
   /** Confirmed against the API (or by a watch DELETE event): absent, or present under another UID. */
-  | { kind: 'gone' }
+  | { kind: 'gone'; because: GoneBecause }
   /** Not in the cache, or there under another UID: the cache alone cannot justify a removal. */
   | { kind: 'unconfirmed' }
   /** The pod names no owner: no ownerReference of the owner kind and no workflow label. */
   | { kind: 'unattributable' };
+
+/**
+ * GoneBecause is the evidence that an owner is gone. `deleted`: something was seen, the owner
+ * watch's DELETE event, or a live read that found another UID under the owner's name; it holds
+ * whatever else the API server is doing. `absent`: a live read found nothing under the name, a
+ * conclusion from a missing object, which a gateway or an aggregation layer in a bad state can
+ * fake: it counts only while the owner resource is served (work/reconcile.ts).
+ */
+export type GoneBecause = 'deleted' | 'absent';
 
 /**
  * Completion is the owner's "completed" label as far as it may be trusted. A label seen only in

@@ -64,22 +64,32 @@ test('cachedState: a completed label seen only in the cache is "cached", not "co
   assert.deepEqual(resolver.cachedState(pod()), { kind: 'alive', completed: 'cached' });
 });
 
-test('cachedState: a UID marked gone by a watch DELETE event is gone without a read', async () => {
+test('cachedState: a UID marked gone by a watch DELETE event is gone without a read, as deleted', async () => {
   const { resolver, state } = fixture({ cached: workflow() });
-  resolver.markGone('uid-1');
-  assert.deepEqual(resolver.cachedState(pod()), { kind: 'gone' });
-  assert.deepEqual(await resolver.confirmedState(pod(), 0, 0), { kind: 'gone' });
+  resolver.markGone('uid-1', 'deleted');
+  assert.deepEqual(resolver.cachedState(pod()), { kind: 'gone', because: 'deleted' });
+  assert.deepEqual(await resolver.confirmedState(pod(), 0, 0), { kind: 'gone', because: 'deleted' });
   assert.equal(state.reads, 0);
+});
+
+test('markGone: a UID seen deleted stays deleted when a read later finds it absent', () => {
+  const { resolver } = fixture({ cached: workflow() });
+  resolver.markGone('uid-1', 'deleted');
+  resolver.markGone('uid-1', 'absent');
+  assert.deepEqual(resolver.cachedState(pod()), { kind: 'gone', because: 'deleted' });
+  resolver.markGone('uid-2', 'absent');
+  resolver.markGone('uid-2', 'deleted');
+  assert.deepEqual(resolver.cachedState(pod({ owner: { ...pod().owner!, uid: 'uid-2' } })), { kind: 'gone', because: 'deleted' });
 });
 
 test('forgetGone: a forgotten UID is no longer gone from the cache alone; a read decides again', async () => {
   const { resolver, state } = fixture({ live: null });
-  resolver.markGone('uid-1');
+  resolver.markGone('uid-1', 'deleted');
   assert.equal(resolver.goneRemembered, 1);
   resolver.forgetGone('uid-1');
   assert.equal(resolver.goneRemembered, 0);
   assert.deepEqual(resolver.cachedState(pod()), { kind: 'unconfirmed' });
-  assert.deepEqual(await resolver.confirmedState(pod(), 0, 0), { kind: 'gone' });
+  assert.deepEqual(await resolver.confirmedState(pod(), 0, 0), { kind: 'gone', because: 'absent' });
   assert.equal(state.reads, 1);
 });
 
@@ -105,8 +115,8 @@ test('confirmedState: an owner that exists live under the pod owner UID is alive
 
 test('confirmedState: an owner re-created under the same name with a new UID is gone', async () => {
   const { resolver, tick } = fixture({ cached: workflow({ uid: 'uid-2' }), live: workflow({ uid: 'uid-2' }) });
-  assert.deepEqual(await resolver.confirmedState(pod(), tick(), 0), { kind: 'gone' });
-  assert.deepEqual(resolver.cachedState(pod()), { kind: 'gone' }, 'the UID is remembered as gone');
+  assert.deepEqual(await resolver.confirmedState(pod(), tick(), 0), { kind: 'gone', because: 'deleted' });
+  assert.deepEqual(resolver.cachedState(pod()), { kind: 'gone', because: 'deleted' }, 'the UID is remembered as gone');
 });
 
 test('confirmedState: the pod of the re-created owner stays alive while the old UID is gone', async () => {
@@ -152,7 +162,7 @@ test('confirmedState: a "gone" read that predates the pod does not condemn it (s
 test('confirmedState: a label-attributed pod is gone when no owner of that name exists, alive when one does', async () => {
   const labelOnly = pod({ owner: null });
   const { resolver, state, tick } = fixture({ live: null });
-  assert.deepEqual(await resolver.confirmedState(labelOnly, tick(), 0), { kind: 'gone' });
+  assert.deepEqual(await resolver.confirmedState(labelOnly, tick(), 0), { kind: 'gone', because: 'absent' });
   state.live = workflow({ uid: 'whatever' });
   tick();
   assert.deepEqual(await resolver.confirmedState(labelOnly, tick(), 0), { kind: 'alive', completed: 'no' });
@@ -172,7 +182,7 @@ test('confirmedState: a failed read is not reused; the next pod reads again', as
   });
   await assert.rejects(resolver.confirmedState(pod(), -1, 0), /connection refused/);
   fail = false;
-  assert.deepEqual(await resolver.confirmedState(pod(), -1, 0), { kind: 'gone' });
+  assert.deepEqual(await resolver.confirmedState(pod(), -1, 0), { kind: 'gone', because: 'absent' });
   assert.equal(reads, 2);
 });
 
@@ -209,7 +219,7 @@ test('one caller giving up does not fail the shared read for the other pods of t
   quitter.abort(new Error('shut down'));
   await assert.rejects(first, /shut down/);
   answer(null);
-  assert.deepEqual(await second, { kind: 'gone' });
+  assert.deepEqual(await second, { kind: 'gone', because: 'absent' });
   assert.equal(reads, 1);
 });
 
@@ -224,7 +234,7 @@ test('a read that found the owner alive serves its pods for a few seconds only: 
   assert.equal(state.reads, 1);
   state.live = null; // deleted while the owner watch was down: no DELETE event will come
   t = 10_000;
-  assert.deepEqual(await r.confirmedState(pod({ uid: 'a' }), 0, 0), { kind: 'gone' });
+  assert.deepEqual(await r.confirmedState(pod({ uid: 'a' }), 0, 0), { kind: 'gone', because: 'absent' });
   assert.equal(state.reads, 2);
 });
 
@@ -246,6 +256,6 @@ test('reads are remembered for a minute, not for good: a later read forgets olde
   assert.equal(resolver.readsRemembered, 2, 'the reads of a, b and c, over a minute old, are forgotten');
 
   resolver.forgetGone('uid-a');
-  assert.deepEqual(await resolver.confirmedState(ofOwner('a', 1), observedAt, 0), { kind: 'gone' });
+  assert.deepEqual(await resolver.confirmedState(ofOwner('a', 1), observedAt, 0), { kind: 'gone', because: 'absent' });
   assert.equal(state.reads, 6, "a's next pod was read again");
 });

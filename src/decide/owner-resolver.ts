@@ -13,7 +13,7 @@
 //     only a read newer than the pod proves the label covers that pod.
 
 import type { PodMeta, WorkflowMeta } from '../kube/objects.ts';
-import type { OwnerState } from './decide.ts';
+import type { GoneBecause, OwnerState } from './decide.ts';
 
 /** OwnerCache is the owner cache's read side. */
 export interface OwnerCache {
@@ -56,8 +56,8 @@ export class OwnerResolver {
   readonly #cache: OwnerCache;
   readonly #read: OwnerReader;
   readonly #now: () => number;
-  /** UIDs known to be gone: confirmed by a read or by a watch DELETE event. UIDs are never reused. */
-  readonly #gone = new Set<string>();
+  /** UIDs known to be gone, and on what evidence: a watch DELETE event or a read. UIDs are never reused. */
+  readonly #gone = new Map<string, GoneBecause>();
   /** The latest live read per owner "namespace/name", kept while it may serve newer pods. */
   readonly #reads = new Map<string, Read>();
   /** Live reads issued, for the metrics and benchmarks (requests per removal). */
@@ -74,10 +74,14 @@ export class OwnerResolver {
     return this.#now();
   }
 
-  /** markGone records a UID as gone, e.g. on the owner watch's DELETE event. */
-  markGone(uid: string): void {
-    if (this.#gone.size >= MAX_REMEMBERED) this.#gone.delete(this.#gone.values().next().value as string);
-    this.#gone.add(uid);
+  /**
+   * markGone records a UID as gone: `deleted` on the owner watch's DELETE event, `absent` when a
+   * read found nothing under its name. Stronger evidence is never downgraded.
+   */
+  markGone(uid: string, because: GoneBecause): void {
+    if (this.#gone.get(uid) === 'deleted') return;
+    if (!this.#gone.has(uid) && this.#gone.size >= MAX_REMEMBERED) this.#gone.delete(this.#gone.keys().next().value as string);
+    this.#gone.set(uid, because);
   }
 
   /**
@@ -104,7 +108,8 @@ export class OwnerResolver {
   cachedState(pod: PodMeta): OwnerState {
     const ref = ownerName(pod);
     if (ref === null) return { kind: 'unattributable' };
-    if (pod.owner !== null && this.#gone.has(pod.owner.uid)) return { kind: 'gone' };
+    const because = pod.owner === null ? undefined : this.#gone.get(pod.owner.uid);
+    if (because !== undefined) return { kind: 'gone', because };
     const wf = this.#cache.get(pod.namespace, ref);
     if (wf === undefined || (pod.owner !== null && wf.uid !== pod.owner.uid)) return { kind: 'unconfirmed' };
     // A pod attributed by name alone cannot tell a cached, deleting Workflow from a newer one of
@@ -126,8 +131,9 @@ export class OwnerResolver {
     const ref = ownerName(pod) as string;
     const live = await this.#readAfter(pod.namespace, ref, observedAt, priority, signal);
     if (live === null || (pod.owner !== null && live.uid !== pod.owner.uid)) {
-      if (pod.owner !== null) this.markGone(pod.owner.uid);
-      return { kind: 'gone' };
+      const because: GoneBecause = live === null ? 'absent' : 'deleted';
+      if (pod.owner !== null) this.markGone(pod.owner.uid, because);
+      return { kind: 'gone', because };
     }
     return this.#stateOf(live, 'confirmed');
   }

@@ -86,7 +86,7 @@ test('reconcile: a pod of a live owner that has not recorded it is kept, and not
 });
 
 test('reconcile: an owner missing from the cache is confirmed live before the removal', async () => {
-  const h = harness({ cached: pod({ completedLabel: 'false' }), owner: { kind: 'unconfirmed' }, confirmed: { kind: 'gone' } });
+  const h = harness({ cached: pod({ completedLabel: 'false' }), owner: { kind: 'unconfirmed' }, confirmed: { kind: 'gone', because: 'absent' } });
   assert.equal((await h.r.reconcile('ns/p', 0)).kind, 'removed');
   assert.equal(h.confirmations(), 1);
 });
@@ -212,18 +212,29 @@ test('reconcile: an owner read answered "resource not served" ends the attempt a
   assert.deepEqual(h.writes, []);
 });
 
-test('reconcile: while the owner resource is not served, no pod is freed for owner-gone, even on a cached deleting owner; other reasons go on', async () => {
+test('reconcile: while the owner resource is not served, no pod is freed on an owner a read found missing; other reasons go on', async () => {
   let served = false;
-  const gone = harness({ cached: pod({ completedLabel: null }), owner: { kind: 'deleting' }, over: { ownerResourceServed: () => served } });
-  const out = await gone.r.reconcile('ns/p', 0);
+  const missing = harness({ cached: pod({ completedLabel: null }), owner: { kind: 'unconfirmed' }, confirmed: { kind: 'gone', because: 'absent' }, over: { ownerResourceServed: () => served } });
+  const out = await missing.r.reconcile('ns/p', 0);
   assert.deepEqual([out.kind, 'reason' in out ? out.reason : null], ['retry', 'owner-gone']);
-  assert.deepEqual(gone.writes, []);
+  assert.deepEqual(missing.writes, []);
+  const remembered = harness({ cached: pod({ completedLabel: null }), owner: { kind: 'gone', because: 'absent' }, over: { ownerResourceServed: () => served } });
+  assert.equal((await remembered.r.reconcile('ns/p', 0)).kind, 'retry', 'nor on one remembered missing from an earlier read');
 
   const recorded = harness({ cached: pod(), over: { ownerResourceServed: () => served } });
   assert.equal((await recorded.r.reconcile('ns/p', 2)).kind, 'removed', 'a recorded pod of a live owner needs no owner read');
 
   served = true;
-  assert.equal((await gone.r.reconcile('ns/p', 0)).kind, 'removed', 'served again: the orphan goes');
+  assert.equal((await missing.r.reconcile('ns/p', 0)).kind, 'removed', 'served again: the orphan goes');
+});
+
+test('reconcile: while the owner resource is not served, an owner seen deleted (its DELETE event, or its deletionTimestamp) still frees its pods', async () => {
+  for (const owner of [{ kind: 'gone', because: 'deleted' }, { kind: 'deleting' }] as const) {
+    const h = harness({ cached: pod({ completedLabel: null }), owner, over: { ownerResourceServed: () => false } });
+    const out = await h.r.reconcile('ns/p', 0);
+    assert.deepEqual([out.kind, 'reason' in out ? out.reason : null], ['removed', 'owner-gone'], JSON.stringify(owner));
+    assert.equal(h.writes.length, 1);
+  }
 });
 
 test('reconcile: a patch answered "resource not served" is retried later, never taken as "already gone"', async () => {

@@ -68,7 +68,8 @@ export interface ReconcilerOptions {
   quota?: RemovalQuota;
   /**
    * ownerResourceServed: false while the API server does not serve the owner resource. No pod is
-   * freed for owner-gone meanwhile, whatever the cache says: the key waits and is tried again.
+   * freed meanwhile on an owner a read found missing (gone because `absent`): the key waits and
+   * is tried again. An owner whose DELETE or deletionTimestamp was seen still frees its pods.
    */
   ownerResourceServed?: () => boolean;
   /** In-place retries of conflicts and transient errors before the key goes back on the queue. */
@@ -137,9 +138,10 @@ export class Reconciler {
   async #attempt(s: Attempt, priority: number, signal?: AbortSignal): Promise<Outcome> {
     const o = this.#o;
     const { conflicts } = s;
-    let decision = decide(s.pod, o.owners.cachedState(s.pod), this.#now(), o.policy);
+    let owner = o.owners.cachedState(s.pod);
+    let decision = decide(s.pod, owner, this.#now(), o.policy);
     if (decision.action === 'verify') {
-      const owner = await this.#call(() => o.owners.confirmedState(s.pod, s.observedAt, priority, signal));
+      owner = await this.#call(() => o.owners.confirmedState(s.pod, s.observedAt, priority, signal));
       decision = decide(s.pod, owner, this.#now(), o.policy);
     }
     switch (decision.action) {
@@ -153,8 +155,10 @@ export class Reconciler {
         break;
     }
     const reason = (s.reason = decision.reason);
-    if (reason === 'owner-gone' && o.ownerResourceServed?.() === false) {
-      return { kind: 'retry', afterMs: null, reason, error: 'the owner resource is not served: no pod is freed for owner-gone until it is', conflicts };
+    // While the owner resource is not served, an owner found missing proves nothing; one whose
+    // DELETE or deletionTimestamp was seen is going whatever the server says now.
+    if (owner.kind === 'gone' && owner.because === 'absent' && o.ownerResourceServed?.() === false) {
+      return { kind: 'retry', afterMs: null, reason, error: 'the owner resource is not served: no pod is freed on an owner found missing until it is', conflicts };
     }
     if (o.reasons !== null && !o.reasons.has(reason)) return { kind: 'kept', why: 'reason-filtered', reason, conflicts };
     if (o.quota !== undefined && !o.quota.take()) return { kind: 'kept', why: 'max-removals', reason, conflicts };

@@ -14,7 +14,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ARGO_FINALIZER, newPod, newWorkflow, type PodObject } from '../../src/testbed/fixtures.ts';
 import { useTestCluster } from '../support/cluster.ts';
 import { metricValue, removals, resyncs, startController } from '../support/controller.ts';
-import { startFaultProxy } from '../support/fault-proxy.ts';
+import { startFaultProxy, tooManyRequests } from '../support/fault-proxy.ts';
 
 const { cluster, kubeconfigPath, newNamespace } = useTestCluster();
 const LONG = 90_000;
@@ -78,4 +78,55 @@ test('after a 404 outage of the owner resource, a Workflow deleted a few seconds
   const keepNow = await rv();
   for (const p of podsOf('keep')) assert.equal(keepNow.get(p.metadata.name), before.get(p.metadata.name), `${p.metadata.name} untouched`);
   assert.ok(proxy.faults > 0, 'the proxy answered 404');
+});
+
+test('during a 404 outage of the owner resource, a Workflow whose DELETE the watch delivered before it still has its pods freed; a live one does not', { timeout: 300_000 }, async (t) => {
+  const ns = await newNamespace(t);
+  const owners = new Map<string, string>();
+  for (const name of ['keep', 'doomed']) {
+    const wf = await cluster.createWorkflow(newWorkflow({ namespace: ns, name }));
+    owners.set(name, wf.metadata.uid!);
+  }
+  const podsOf = (name: string): PodObject[] => Array.from({ length: 5 }, (_, i) => newPod({ namespace: ns, name: `${name}-${i}`, workflow: { name, uid: owners.get(name)! } }));
+  await cluster.createPods([...podsOf('keep'), ...podsOf('doomed')]);
+
+  let outage = false;
+  let patchesRefused = false;
+  const path = join(tmpdir(), `owner-outage-${randomBytes(3).toString('hex')}.kubeconfig`);
+  t.after(() => rm(path, { force: true }));
+  const proxy = await startFaultProxy({
+    kubeconfigPath,
+    context: 'finalizer-sweeper-test',
+    path,
+    fault: (req) => {
+      if (outage && req.url?.startsWith('/apis/argoproj.io/')) return NOT_SERVED;
+      if (patchesRefused && req.method === 'PATCH' && req.url?.startsWith(`/api/v1/namespaces/${ns}/pods/`)) return tooManyRequests(1);
+      return null;
+    },
+  });
+  t.after(() => proxy.close());
+  const c = await startController(proxy.kubeconfigPath, { namespaces: [ns], resyncPeriodMs: 1_000 });
+  t.after(() => c.stop());
+  await cluster.waitFor(async () => c.controller.synced(), LONG, 'the caches to sync');
+  const rv = async () => new Map((await cluster.listPods(ns)).map((p) => [p.metadata.name, p.metadata.resourceVersion]));
+  const before = await rv();
+
+  // The controller sees the DELETE, but its patches are refused until the outage has begun.
+  patchesRefused = true;
+  await cluster.deleteWorkflow(ns, 'doomed');
+  await cluster.waitFor(async () => c.records.some((r) => String(r.pod ?? '').startsWith(`${ns}/doomed-`)) || undefined, LONG, 'an attempt on a doomed pod');
+  outage = true;
+  proxy.cut();
+  await cluster.waitFor(async () => !c.controller.ownerResourceServed(), LONG, 'the controller to see the outage');
+  patchesRefused = false;
+
+  const doomed = new Set(podsOf('doomed').map((p) => p.metadata.name));
+  await cluster.waitFor(async () => !(await cluster.listPods(ns)).some((p) => doomed.has(p.metadata.name) && p.metadata.finalizers?.includes(ARGO_FINALIZER)), LONG, 'the deleted Workflow\'s pods to be freed during the outage');
+  assert.equal(c.controller.ownerResourceServed(), false, 'freed while the owner resource was still not served');
+  const resyncsNow = resyncs(c.records);
+  await cluster.waitFor(async () => resyncs(c.records) >= resyncsNow + 3 || undefined, LONG, 'three more resyncs');
+  const keepNow = await rv();
+  for (const p of podsOf('keep')) assert.equal(keepNow.get(p.metadata.name), before.get(p.metadata.name), `${p.metadata.name} untouched`);
+  assert.deepEqual(new Set(removals(c.records).map((r) => r.pod)), new Set([...doomed].map((n) => `${ns}/${n}`)));
+  outage = false;
 });

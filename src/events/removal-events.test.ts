@@ -44,8 +44,9 @@ test('every removal of one Workflow\'s pods for one reason is the same Event: on
   assert.deepEqual(specs[0], specs[1]);
 });
 
-test('a pod attributed by its workflow label alone names its Workflow without a UID', () => {
-  assert.deepEqual(emitted('all', (e) => e.removed(pod({ owner: null }), 'owner-gone')), ['Normal FinalizersRemoved Workflow/wf']);
+test('a pod attributed by its workflow label alone puts no Event on a Workflow: the name may now be another one\'s', () => {
+  assert.deepEqual(emitted('all', (e) => e.removed(pod({ owner: null }), 'owner-gone')), []);
+  assert.deepEqual(emitted('warnings', (e) => e.removed(pod({ owner: null }), 'stale')), ['Warning ForcedFinalizerRemoval Pod/p@pu'], 'the pod still gets its Warning');
 });
 
 test('a pod naming no owner: a Warning on the pod, at warnings and all, none at none', () => {

@@ -27,11 +27,11 @@ export function removalEvents(emit: (spec: EventSpec) => void, settings: Pick<Se
   if (level === 'none') return NO_EVENTS;
   const { finalizer, owner } = settings;
   const forceAfter = settings.forceAfterMs === null ? '' : ` (${formatDuration(settings.forceAfterMs)})`;
-  const ownerRef = (pod: PodMeta): ObjectRef | null => {
-    const name = pod.owner?.name ?? pod.workflowLabel;
-    if (name === null) return null;
-    return { apiVersion: `${owner.group}/${owner.version}`, kind: owner.kind, namespace: pod.namespace, name, ...(pod.owner !== null ? { uid: pod.owner.uid } : {}) };
-  };
+  // Only an ownerReference says which Workflow a pod belongs to: a label names one by name, and
+  // an Event put on that name could land on a newer Workflow of the same name (Events match
+  // their object by UID where they have one, by name where not).
+  const ownerRef = (pod: PodMeta): ObjectRef | null =>
+    pod.owner === null ? null : { apiVersion: `${owner.group}/${owner.version}`, kind: owner.kind, namespace: pod.namespace, name: pod.owner.name, uid: pod.owner.uid };
   const podRef = (pod: PodMeta): ObjectRef => ({ apiVersion: 'v1', kind: 'Pod', namespace: pod.namespace, name: pod.name, uid: pod.uid });
 
   return {

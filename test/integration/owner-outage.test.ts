@@ -9,78 +9,30 @@ import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ARGO_FINALIZER, newPod, newWorkflow, type PodObject } from '../../src/testbed/fixtures.ts';
 import { useTestCluster } from '../support/cluster.ts';
 import { metricValue, removals, resyncs, startController } from '../support/controller.ts';
-import { startFaultProxy, tooManyRequests } from '../support/fault-proxy.ts';
+import { startFaultProxy, tooManyRequests, type Fault } from '../support/fault-proxy.ts';
 
 const { cluster, kubeconfigPath, newNamespace } = useTestCluster();
 const LONG = 90_000;
 /** OUTAGE_MS: as long as the operator's, and past the reflector's first few backoffs. */
 const OUTAGE_MS = 15_000;
 
-const NOT_SERVED = {
+const NOT_SERVED: Fault = {
   status: 404,
   body: { kind: 'Status', apiVersion: 'v1', status: 'Failure', message: 'the server could not find the requested resource', reason: 'NotFound', details: {}, code: 404 },
 };
 
-test('after a 404 outage of the owner resource, a Workflow deleted a few seconds later has its pods freed within seconds; nothing of a live Workflow is freed meanwhile', { timeout: 300_000 }, async (t) => {
-  const ns = await newNamespace(t);
-  const owners = new Map<string, string>();
-  for (const name of ['keep', 'doomed']) {
-    const wf = await cluster.createWorkflow(newWorkflow({ namespace: ns, name }));
-    owners.set(name, wf.metadata.uid!);
-  }
-  const podsOf = (name: string): PodObject[] => Array.from({ length: 5 }, (_, i) => newPod({ namespace: ns, name: `${name}-${i}`, workflow: { name, uid: owners.get(name)! } }));
-  const pods = [...podsOf('keep'), ...podsOf('doomed')];
-  await cluster.createPods(pods);
-
-  let outage = false;
-  const path = join(tmpdir(), `owner-outage-${randomBytes(3).toString('hex')}.kubeconfig`);
-  t.after(() => rm(path, { force: true }));
-  const proxy = await startFaultProxy({
-    kubeconfigPath,
-    context: 'finalizer-sweeper-test',
-    path,
-    fault: (req) => (outage && req.url?.startsWith('/apis/argoproj.io/') ? NOT_SERVED : null),
-  });
-  t.after(() => proxy.close());
-  const c = await startController(proxy.kubeconfigPath, { namespaces: [ns], resyncPeriodMs: 1_000 });
-  t.after(() => c.stop());
-  await cluster.waitFor(async () => c.controller.synced(), LONG, 'the caches to sync');
-
-  const rv = async () => new Map((await cluster.listPods(ns)).map((p) => [p.metadata.name, p.metadata.resourceVersion]));
-  const before = await rv();
-  outage = true;
-  proxy.cut();
-  await cluster.waitFor(async () => !c.controller.ownerResourceServed(), LONG, 'the controller to see the outage');
-  const resyncsAtStart = resyncs(c.records);
-  await sleep(OUTAGE_MS);
-  assert.ok(resyncs(c.records) >= resyncsAtStart + 3, 'every pod was decided again during the outage');
-  assert.deepEqual(await rv(), before, 'not one pod written during the outage');
-  assert.equal(await metricValue(c.metrics, 'owner_resource_served'), 0);
-
-  outage = false;
-  const ended = performance.now();
-  await cluster.waitFor(async () => c.controller.ownerResourceServed(), LONG, 'the controller to see the owner resource served again');
-  const servedAfterMs = performance.now() - ended;
-  await sleep(3_000);
-  await cluster.deleteWorkflow(ns, 'doomed');
-  const deleted = performance.now();
-  const doomed = new Set(podsOf('doomed').map((p) => p.metadata.name));
-  await cluster.waitFor(async () => !(await cluster.listPods(ns)).some((p) => doomed.has(p.metadata.name) && p.metadata.finalizers?.includes(ARGO_FINALIZER)), LONG, 'the deleted Workflow\'s pods to be freed');
-  t.diagnostic(`served again ${(servedAfterMs / 1000).toFixed(1)} s after the outage; the deleted Workflow's pods freed ${((performance.now() - deleted) / 1000).toFixed(1)} s after its delete`);
-
-  assert.deepEqual(removals(c.records).map((r) => r.pod).sort(), [...doomed].map((n) => `${ns}/${n}`).sort(), 'only the deleted Workflow\'s pods');
-  assert.deepEqual([...new Set(removals(c.records).map((r) => r.reason))], ['owner-gone']);
-  const keepNow = await rv();
-  for (const p of podsOf('keep')) assert.equal(keepNow.get(p.metadata.name), before.get(p.metadata.name), `${p.metadata.name} untouched`);
-  assert.ok(proxy.faults > 0, 'the proxy answered 404');
-});
-
-test('during a 404 outage of the owner resource, a Workflow whose DELETE the watch delivered before it still has its pods freed; a live one does not', { timeout: 300_000 }, async (t) => {
+/**
+ * scene: Workflows "keep" and "doomed" with five unrecorded pods each, and an in-process
+ * controller that reaches the API server through a proxy: while `faults.outage` is on, every
+ * Workflow request is answered 404 not served; while `faults.throttlePatches` is on, every pod
+ * patch is answered 429.
+ */
+async function scene(t: TestContext) {
   const ns = await newNamespace(t);
   const owners = new Map<string, string>();
   for (const name of ['keep', 'doomed']) {
@@ -90,8 +42,7 @@ test('during a 404 outage of the owner resource, a Workflow whose DELETE the wat
   const podsOf = (name: string): PodObject[] => Array.from({ length: 5 }, (_, i) => newPod({ namespace: ns, name: `${name}-${i}`, workflow: { name, uid: owners.get(name)! } }));
   await cluster.createPods([...podsOf('keep'), ...podsOf('doomed')]);
 
-  let outage = false;
-  let patchesRefused = false;
+  const faults = { outage: false, throttlePatches: false };
   const path = join(tmpdir(), `owner-outage-${randomBytes(3).toString('hex')}.kubeconfig`);
   t.after(() => rm(path, { force: true }));
   const proxy = await startFaultProxy({
@@ -99,8 +50,8 @@ test('during a 404 outage of the owner resource, a Workflow whose DELETE the wat
     context: 'finalizer-sweeper-test',
     path,
     fault: (req) => {
-      if (outage && req.url?.startsWith('/apis/argoproj.io/')) return NOT_SERVED;
-      if (patchesRefused && req.method === 'PATCH' && req.url?.startsWith(`/api/v1/namespaces/${ns}/pods/`)) return tooManyRequests(1);
+      if (faults.outage && req.url?.startsWith('/apis/argoproj.io/')) return NOT_SERVED;
+      if (faults.throttlePatches && req.method === 'PATCH' && req.url?.startsWith(`/api/v1/namespaces/${ns}/pods/`)) return tooManyRequests(1);
       return null;
     },
   });
@@ -108,25 +59,68 @@ test('during a 404 outage of the owner resource, a Workflow whose DELETE the wat
   const c = await startController(proxy.kubeconfigPath, { namespaces: [ns], resyncPeriodMs: 1_000 });
   t.after(() => c.stop());
   await cluster.waitFor(async () => c.controller.synced(), LONG, 'the caches to sync');
-  const rv = async () => new Map((await cluster.listPods(ns)).map((p) => [p.metadata.name, p.metadata.resourceVersion]));
-  const before = await rv();
 
-  // The controller sees the DELETE, but its patches are refused until the outage has begun.
-  patchesRefused = true;
-  await cluster.deleteWorkflow(ns, 'doomed');
-  await cluster.waitFor(async () => c.records.some((r) => String(r.pod ?? '').startsWith(`${ns}/doomed-`)) || undefined, LONG, 'an attempt on a doomed pod');
-  outage = true;
-  proxy.cut();
-  await cluster.waitFor(async () => !c.controller.ownerResourceServed(), LONG, 'the controller to see the outage');
-  patchesRefused = false;
-
+  const versions = async () => new Map((await cluster.listPods(ns)).map((p) => [p.metadata.name, p.metadata.resourceVersion]));
   const doomed = new Set(podsOf('doomed').map((p) => p.metadata.name));
-  await cluster.waitFor(async () => !(await cluster.listPods(ns)).some((p) => doomed.has(p.metadata.name) && p.metadata.finalizers?.includes(ARGO_FINALIZER)), LONG, 'the deleted Workflow\'s pods to be freed during the outage');
-  assert.equal(c.controller.ownerResourceServed(), false, 'freed while the owner resource was still not served');
-  const resyncsNow = resyncs(c.records);
-  await cluster.waitFor(async () => resyncs(c.records) >= resyncsNow + 3 || undefined, LONG, 'three more resyncs');
-  const keepNow = await rv();
-  for (const p of podsOf('keep')) assert.equal(keepNow.get(p.metadata.name), before.get(p.metadata.name), `${p.metadata.name} untouched`);
-  assert.deepEqual(new Set(removals(c.records).map((r) => r.pod)), new Set([...doomed].map((n) => `${ns}/${n}`)));
-  outage = false;
+  return {
+    ns,
+    c,
+    proxy,
+    faults,
+    versions,
+    before: await versions(),
+    keep: podsOf('keep').map((p) => p.metadata.name),
+    doomed,
+    doomedFreed: () => cluster.waitFor(async () => !(await cluster.listPods(ns)).some((p) => doomed.has(p.metadata.name) && p.metadata.finalizers?.includes(ARGO_FINALIZER)), LONG, 'the deleted Workflow\'s pods to be freed'),
+    /** startOutage: Workflow requests answer 404 from now on, and open streams are cut. */
+    startOutage: async () => {
+      faults.outage = true;
+      proxy.cut();
+      await cluster.waitFor(async () => !c.controller.ownerResourceServed(), LONG, 'the controller to see the outage');
+    },
+  };
+}
+
+test('after a 404 outage of the owner resource, a Workflow deleted a few seconds later has its pods freed within seconds; nothing of a live Workflow is freed meanwhile', { timeout: 300_000 }, async (t) => {
+  const s = await scene(t);
+  await s.startOutage();
+  const resyncsAtStart = resyncs(s.c.records);
+  await sleep(OUTAGE_MS);
+  assert.ok(resyncs(s.c.records) >= resyncsAtStart + 3, 'every pod was decided again during the outage');
+  assert.deepEqual(await s.versions(), s.before, 'not one pod written during the outage');
+  assert.equal(await metricValue(s.c.metrics, 'owner_resource_served'), 0);
+
+  s.faults.outage = false;
+  const ended = performance.now();
+  await cluster.waitFor(async () => s.c.controller.ownerResourceServed(), LONG, 'the controller to see the owner resource served again');
+  const servedAfterMs = performance.now() - ended;
+  await sleep(3_000);
+  await cluster.deleteWorkflow(s.ns, 'doomed');
+  const deleted = performance.now();
+  await s.doomedFreed();
+  t.diagnostic(`served again ${(servedAfterMs / 1000).toFixed(1)} s after the outage; the deleted Workflow's pods freed ${((performance.now() - deleted) / 1000).toFixed(1)} s after its delete`);
+
+  assert.deepEqual(removals(s.c.records).map((r) => r.pod).sort(), [...s.doomed].map((n) => `${s.ns}/${n}`).sort(), 'only the deleted Workflow\'s pods');
+  assert.deepEqual([...new Set(removals(s.c.records).map((r) => r.reason))], ['owner-gone']);
+  const now = await s.versions();
+  for (const name of s.keep) assert.equal(now.get(name), s.before.get(name), `${name} untouched`);
+  assert.ok(s.proxy.faults > 0, 'the proxy answered 404');
+});
+
+test('during a 404 outage of the owner resource, a Workflow whose DELETE the watch delivered before it still has its pods freed; a live one does not', { timeout: 300_000 }, async (t) => {
+  const s = await scene(t);
+  // The controller sees the DELETE, but its patches are refused until the outage has begun.
+  s.faults.throttlePatches = true;
+  await cluster.deleteWorkflow(s.ns, 'doomed');
+  await cluster.waitFor(async () => s.c.records.some((r) => String(r.pod ?? '').startsWith(`${s.ns}/doomed-`)) || undefined, LONG, 'an attempt on a doomed pod');
+  await s.startOutage();
+  s.faults.throttlePatches = false;
+
+  await s.doomedFreed();
+  assert.equal(s.c.controller.ownerResourceServed(), false, 'freed while the owner resource was still not served');
+  const resyncsNow = resyncs(s.c.records);
+  await cluster.waitFor(async () => resyncs(s.c.records) >= resyncsNow + 3 || undefined, LONG, 'three more resyncs');
+  const now = await s.versions();
+  for (const name of s.keep) assert.equal(now.get(name), s.before.get(name), `${name} untouched`);
+  assert.deepEqual(new Set(removals(s.c.records).map((r) => r.pod)), new Set([...s.doomed].map((n) => `${s.ns}/${n}`)));
 });

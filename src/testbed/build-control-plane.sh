@@ -52,8 +52,9 @@ export GOFLAGS=-mod=mod CGO_ENABLED=0 GOWORK=off
 export GOCACHE=${GOCACHE:-${dest%/*}/go-cache}
 
 log "go $(go env GOVERSION); resolving k8s.io/kubernetes@$version"
-modfile=$(go mod download -json "k8s.io/kubernetes@$version" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",$/\1/p')
-[ -f "$modfile" ] || { log "go mod download k8s.io/kubernetes@$version gave no go.mod"; exit 1; }
+answer=$(go mod download -json "k8s.io/kubernetes@$version" 2>&1) || true
+modfile=$(sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",$/\1/p' <<<"$answer")
+[ -n "$modfile" ] && [ -f "$modfile" ] || { log "go mod download k8s.io/kubernetes@$version failed:"; printf '%s\n' "$answer" >&2; exit 1; }
 # served MODULE VERSION: the module's zip can be had (a mirror may serve only some versions).
 served() { local out; out=$(go mod download -json "$1@$2" 2>/dev/null) || true; [[ $out == *'"Dir"'* ]]; }
 # staging_version MODULE: v0.MINOR.PATCH where served; else the newest served patch below it of the

@@ -8,8 +8,8 @@ import { Metrics } from '../metrics/metrics.ts';
 import { startHealthServer, startMetricsServer, type Serving } from '../metrics/server.ts';
 import { Controller } from '../controller/controller.ts';
 import { startEvents } from '../events/start.ts';
-import type { ApiClient } from '../kube/client.ts';
 import { LeaseElector, defaultIdentity } from '../leader/lease-elector.ts';
+import type { LeaseApi } from '../leader/lease.ts';
 import { connect, leaderElectionClient } from './connect.ts';
 import { EXIT } from './exit-codes.ts';
 import { collectWhenGrown, giveBackPeriodically, releaseMemory } from './release-memory.ts';
@@ -97,15 +97,24 @@ async function leadAlone(controller: Controller, metrics: Metrics, shutdown: Shu
 /**
  * leadWhenElected campaigns, leads while it holds the Lease, and campaigns again after losing it.
  * `leaseClient` is the Lease's own client, outside the API budget (see leaderElectionClient).
+ * The end of a term stops the work and cancels what is in flight, as a shutdown's abort does: a
+ * deposed leader's removals would otherwise go on beside its successor's.
  */
-async function leadWhenElected(settings: Settings, controller: Controller, leaseClient: ApiClient, metrics: Metrics, logger: Logger, shutdown: Shutdown): Promise<void> {
+export async function leadWhenElected(
+  settings: Settings,
+  controller: Pick<Controller, 'lead'>,
+  leaseClient: LeaseApi,
+  metrics: Pick<Metrics, 'setLeader'>,
+  logger: Logger,
+  shutdown: Pick<Shutdown, 'stop' | 'abort'>,
+): Promise<void> {
   const lease = `${settings.leaderElectionNamespace}/${settings.leaderElectionId}`;
   metrics.setLeader(false, lease);
   while (!shutdown.stop.aborted) {
     const elector = electorFor(settings, leaseClient, logger, {
       onStartedLeading: async (term) => {
         metrics.setLeader(true, lease);
-        await controller.lead(AbortSignal.any([term, shutdown.stop]), shutdown.abort);
+        await controller.lead(AbortSignal.any([term, shutdown.stop]), AbortSignal.any([term, shutdown.abort]));
       },
       onStoppedLeading: () => metrics.setLeader(false, lease),
     });
@@ -114,7 +123,7 @@ async function leadWhenElected(settings: Settings, controller: Controller, lease
   }
 }
 
-function electorFor(settings: Settings, client: ApiClient, logger: Logger, hooks: { onStartedLeading(signal: AbortSignal): Promise<void>; onStoppedLeading(): void }): LeaseElector {
+function electorFor(settings: Settings, client: LeaseApi, logger: Logger, hooks: { onStartedLeading(signal: AbortSignal): Promise<void>; onStoppedLeading(): void }): LeaseElector {
   return new LeaseElector({
     api: client,
     namespace: settings.leaderElectionNamespace,

@@ -15,7 +15,7 @@ import { ExponentialBackoff } from '../queue/backoff.ts';
 import { Reconciler, type Outcome, type PodApi, type RemovalQuota } from '../work/reconcile.ts';
 import { classify } from '../work/classify.ts';
 import { runWorkers } from '../work/workers.ts';
-import { isResourceNotServed } from '../kube/errors.ts';
+import { isForbidden, isResourceNotServed } from '../kube/errors.ts';
 import { OwnerAvailability } from './owner-availability.ts';
 import { NO_EVENTS, type RemovalEvents } from '../events/removal-events.ts';
 
@@ -55,6 +55,8 @@ export class Cleanup {
   /** UIDs of the pods an unattributable-pod Event was written for: one Event per pod, not per resync. */
   readonly #reportedUnattributable = new Set<string>();
   readonly #events: RemovalEvents;
+  /** readsForbidden: owner reads are answered 403; said once per episode, not per pod. */
+  #readsForbidden = false;
 
   constructor(o: CleanupOptions) {
     this.#o = o;
@@ -78,11 +80,13 @@ export class Cleanup {
         try {
           const wf = await o.readOwner(namespace, name, priority);
           this.ownerAvailability.succeeded();
+          this.#readsAllowed();
           o.metrics.ownerConfirmation(wf === null ? 'gone' : 'alive');
           return wf;
         } catch (err) {
           if (isResourceNotServed(err)) this.ownerAvailability.notServed('read', err);
-          o.metrics.ownerConfirmation('failed');
+          if (isForbidden(err)) this.#readForbidden(err);
+          o.metrics.ownerConfirmation(isForbidden(err) ? 'forbidden' : 'failed');
           throw err;
         }
       },
@@ -99,6 +103,22 @@ export class Cleanup {
       reasons: s.reasons.length > 0 ? new Set(s.reasons) : null,
       ...(o.quota !== undefined ? { quota: o.quota } : {}),
     });
+  }
+
+  #readForbidden(err: unknown): void {
+    if (this.#readsForbidden) return;
+    this.#readsForbidden = true;
+    const { owner } = this.#o.settings;
+    this.#o.logger.error(
+      { resource: owner.resource, err: err instanceof Error ? err.message : String(err) },
+      `owner reads are forbidden (403): grant get on ${owner.group === '' ? owner.resource : `${owner.resource}.${owner.group}`} to this account; pods whose owner must be read keep their finalizer and are tried again`,
+    );
+  }
+
+  #readsAllowed(): void {
+    if (!this.#readsForbidden) return;
+    this.#readsForbidden = false;
+    this.#o.logger.info({ resource: this.#o.settings.owner.resource }, 'recovered: owner reads are allowed again');
   }
 
   /** observe records a pod the cache just received and queues it if it may lose our finalizer. */

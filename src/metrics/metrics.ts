@@ -28,7 +28,7 @@ export type TerminatingReport = Record<TerminatingReason, { count: number; oldes
 const METHOD_OF_VERB: Record<string, string> = { list: 'GET', watch: 'GET', get: 'GET', patch: 'PATCH', create: 'POST', update: 'PUT', delete: 'DELETE' };
 
 /** OwnerConfirmation is the outcome of a live read of a pod's owner. */
-export type OwnerConfirmation = 'gone' | 'alive' | 'failed';
+export type OwnerConfirmation = 'gone' | 'alive' | 'forbidden' | 'failed';
 
 export interface MetricsOptions {
   /** version is the product's version, for build_info. */

@@ -16,7 +16,7 @@ const cases: Array<[string, unknown, FailureKind]> = [
   ['500 Internal Error', new ApiError(500, 'InternalError', 'etcd timeout'), 'transient'],
   ['503 Service Unavailable', new ApiError(503, 'ServiceUnavailable', 'x'), 'transient'],
   ['401 Unauthorized (credentials may rotate)', new ApiError(401, 'Unauthorized', 'x'), 'transient'],
-  ['403 Forbidden', new ApiError(403, 'Forbidden', 'cannot patch pods'), 'rejected'],
+  ['403 Forbidden', new ApiError(403, 'Forbidden', 'cannot patch pods'), 'forbidden'],
   ['422 Invalid', new ApiError(422, 'Invalid', 'bad finalizer'), 'rejected'],
   ['400 Bad Request', new ApiError(400, 'BadRequest', 'x'), 'rejected'],
   ['connection refused', netErr, 'transient'],

@@ -15,10 +15,12 @@ export function classify(err: unknown): Failure {
   if (isTooManyRequests(err)) {
     return { kind: 'throttled', retryAfterMs: retryAfterMs((err as ApiError).retryAfterSeconds), message };
   }
-  // 4xx other than these (403 Forbidden, 422 Invalid, 400 BadRequest) will not change by retrying.
+  // RBAC's answer: a removal it refuses fails, an owner read it refuses waits (reconcile.ts).
+  if (isForbidden(err)) return { kind: 'forbidden', retryAfterMs: null, message: `403 Forbidden: ${message}` };
+  // 4xx other than these (422 Invalid, 400 BadRequest) will not change by retrying.
   // 401 may: credentials rotate, and the client refreshes them.
   if (err instanceof ApiError && err.status >= 400 && err.status < 500 && err.status !== 401) {
-    return { kind: 'rejected', retryAfterMs: null, message: `${err.status}${isForbidden(err) ? ' Forbidden' : ''}: ${message}` };
+    return { kind: 'rejected', retryAfterMs: null, message: `${err.status}: ${message}` };
   }
   return { kind: 'transient', retryAfterMs: null, message };
 }

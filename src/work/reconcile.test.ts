@@ -148,10 +148,31 @@ test('reconcile: a transient error followed by success removes', async () => {
   assert.equal((await h.r.reconcile('ns/p', 2)).kind, 'removed');
 });
 
-test('reconcile: a refusal (e.g. 403, 422) fails without retrying', async () => {
-  const h = harness({ cached: pod(), patches: [new ApiFailure('rejected'), null] });
-  assert.equal((await h.r.reconcile('ns/p', 2)).kind, 'failed');
-  assert.equal(h.writes.length, 1);
+test('reconcile: a refusal of the removal (403, 422) fails without retrying', async () => {
+  for (const kind of ['forbidden', 'rejected'] as const) {
+    const h = harness({ cached: pod(), patches: [new ApiFailure(kind), null] });
+    assert.equal((await h.r.reconcile('ns/p', 2)).kind, 'failed', kind);
+    assert.equal(h.writes.length, 1);
+  }
+});
+
+test('reconcile: an owner read answered 403 is no verdict on the pod: the key waits and is tried again, with a message that names the missing permission', async () => {
+  let allowed = false;
+  const owners = {
+    cachedState: (): OwnerState => ({ kind: 'unconfirmed' }),
+    confirmedState: async (): Promise<OwnerState> => {
+      if (!allowed) throw new ApiFailure('forbidden');
+      return { kind: 'gone', because: 'absent' };
+    },
+    now: () => 0,
+  };
+  const h = harness({ cached: pod({ completedLabel: 'false' }), over: { owners } });
+  const out = await h.r.reconcile('ns/p', 0);
+  assert.equal(out.kind, 'retry');
+  assert.match('error' in out ? out.error : '', /owner read forbidden \(403\), grant get on the owner resource/);
+  assert.equal(h.writes.length, 0);
+  allowed = true;
+  assert.equal((await h.r.reconcile('ns/p', 0)).kind, 'removed', 'once granted, the orphan goes');
 });
 
 test('reconcile: a refused owner read fails without writing', async () => {

@@ -11,7 +11,7 @@ import type { Reason } from '../config/settings.ts';
 import { removalPatch, type RemovalPatch } from './removal-patch.ts';
 
 /** FailureKind is how the reconcile step treats an API error. */
-export type FailureKind = 'not-found' | 'not-served' | 'conflict' | 'throttled' | 'transient' | 'rejected';
+export type FailureKind = 'not-found' | 'not-served' | 'conflict' | 'throttled' | 'transient' | 'forbidden' | 'rejected';
 
 export interface Failure {
   kind: FailureKind;
@@ -141,7 +141,7 @@ export class Reconciler {
     let owner = o.owners.cachedState(s.pod);
     let decision = decide(s.pod, owner, this.#now(), o.policy);
     if (decision.action === 'verify') {
-      owner = await this.#call(() => o.owners.confirmedState(s.pod, s.observedAt, priority, signal));
+      owner = await this.#readOwner(() => o.owners.confirmedState(s.pod, s.observedAt, priority, signal));
       decision = decide(s.pod, owner, this.#now(), o.policy);
     }
     switch (decision.action) {
@@ -183,6 +183,7 @@ export class Reconciler {
           return { kind: 'retry', afterMs: f.retryAfterMs, reason, error: f.message, conflicts };
         case 'transient':
           throw new TryAgain(f.message);
+        case 'forbidden':
         case 'rejected':
           return { kind: 'failed', reason, error: f.message, conflicts };
       }
@@ -200,13 +201,29 @@ export class Reconciler {
     throw new TryAgain('conflict: the pod changed since it was read');
   }
 
+  /**
+   * #readOwner runs the owner read. A 403 there is no verdict on the pod: the removal was never
+   * asked for, and granting `get` on the owner resource is all it takes, so the key waits its
+   * backoff and is tried again, with a message that says what is missing, instead of being
+   * dropped as a removal the API server refused.
+   */
+  async #readOwner<T>(fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      const f = this.#o.classify(err);
+      if (f.kind === 'forbidden') throw new Unavailable(`owner read forbidden (403), grant get on the owner resource to this account: ${f.message}`);
+      return this.#call(() => Promise.reject(err));
+    }
+  }
+
   /** #call runs an API read, turning its failure into retry-in-place or a final failure. */
   async #call<T>(fn: () => Promise<T>): Promise<T> {
     try {
       return await fn();
     } catch (err) {
       const f = this.#o.classify(err);
-      if (f.kind === 'rejected') throw new Refused(f.message);
+      if (f.kind === 'rejected' || f.kind === 'forbidden') throw new Refused(f.message);
       // Retrying in place would only hammer a resource that is not served: back off instead.
       if (f.kind === 'not-served') throw new Unavailable(f.message);
       // A 429 to a read is honoured like one to a patch: the key waits its Retry-After.

@@ -62,7 +62,7 @@ async function sweep(settings: Settings, logger: Logger, shutdown: Shutdown, dis
     readOwner: apis.readOwner,
     metrics,
     logger,
-    outageConsequence: 'No pod is freed for owner-gone while it is not served; the pods concerned are reported as failed',
+    outageConsequence: 'No pod is freed on an owner found missing while it is not served; the pods concerned are reported as failed',
     quota: { take: () => removalsLeft > 0 && removalsLeft-- > 0, giveBack: () => void removalsLeft++ },
     events: events.removals,
   });

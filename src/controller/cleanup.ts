@@ -265,7 +265,10 @@ export class Cleanup {
         logger.error(fields, 'finalizer removal refused by the API server; dropped');
         break;
       case 'retry':
-        logger.warn(fields, 'finalizer removal will be retried');
+        // During an owner outage, or while owner reads are forbidden, that episode's own line
+        // says it all: a warning per pod per retry would bury it.
+        if (!this.ownerAvailability.served() || this.#readsForbidden) logger.debug(fields, 'finalizer removal will be retried');
+        else logger.warn(fields, 'finalizer removal will be retried');
         break;
       default:
         logger.debug(fields, 'pod keeps its finalizer or is already done');

@@ -93,7 +93,7 @@ export class Controller {
       readOwner: apis.readOwner,
       metrics: o.metrics,
       logger: o.logger,
-      outageConsequence: 'Retrying until it is served; no pod is freed for owner-gone meanwhile, and the controller stays unready',
+      outageConsequence: 'Retrying until it is served; meanwhile no pod is freed on an owner found missing (only on one seen deleted), and the controller stays unready',
       ...(o.events !== undefined ? { events: o.events } : {}),
       onOwnerAvailability: (served) => {
         if (served) this.#resyncIfLeading();

@@ -1,8 +1,9 @@
 // OwnerAvailability tracks whether the API server serves the owner resource. A 404 that names no
 // object (a CRD version switched to `served: false`, a CRD not installed, an aggregation layer
 // or gateway in a bad state) says nothing about any owner; while it lasts, "owner not found" is
-// not evidence of anything, so no pod may be freed for owner-gone (the reconcile step asks
-// `served()`), the controller is unready, and one line says so per outage, not one per retry.
+// not evidence of anything, so no pod may be freed on an owner found missing (the reconcile
+// step asks `served()`; an owner seen deleted is evidence an outage cannot undo), the controller
+// is unready, and one line says so per outage, not one per retry.
 // Both the owner list/watch and the live owner reads report here; either can see the outage
 // first, and a success on either ends it: a list or a read that works proves the resource is
 // served. (Waiting for the path that saw the outage to succeed again would keep the gate shut

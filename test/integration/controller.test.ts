@@ -516,7 +516,7 @@ test('an owner resource the server does not serve is logged once as an error, on
   await cluster.waitFor(async () => (await failedLists()) >= 4, LONG, 'four failed lists of the owner resource');
   assert.equal(missing().length, 1, 'one line for four failures');
   assert.equal(missing()[0]?.level, 'error');
-  assert.match(missing()[0]?.msg ?? '', /is its CRD installed, and are --owner-group, --owner-version and --owner-resource spelt right\? Retrying until it is served; no pod is freed for owner-gone meanwhile, and the controller stays unready/);
+  assert.match(missing()[0]?.msg ?? '', /is its CRD installed, and are --owner-group, --owner-version and --owner-resource spelt right\? Retrying until it is served; meanwhile no pod is freed on an owner found missing \(only on one seen deleted\), and the controller stays unready/);
   assert.equal(typeof missing()[0]?.err, 'string', 'the API\'s message, without a stack');
   assert.deepEqual(c.records.filter((r) => r.resource === 'workflows' && r.level === 'warn'), [], 'no warning on each retry');
   assert.equal(c.controller.synced(), false, 'unready');
@@ -639,6 +639,9 @@ test('a Workflow created and deleted while its resource was not served: once ser
   await cluster.createPods(pods);
   const failedReads = async () => (await metricValue(c.metrics, 'owner_confirmations_total{result="failed"}')) ?? 0;
   await cluster.waitFor(async () => (await failedReads()) >= 2, LONG, 'owner reads answered 404 during the outage');
+  const retried = c.records.filter((r) => r.msg === 'finalizer removal will be retried');
+  assert.ok(retried.length >= 2, 'the pods were tried again during the outage');
+  assert.deepEqual(retried.filter((r) => r.level !== 'debug'), [], 'one error line for the outage, not a warning per pod per retry');
   await cluster.client.call('DELETE', `${v1}/brief`);
   await serve(true);
 

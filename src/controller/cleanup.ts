@@ -85,8 +85,9 @@ export class Cleanup {
           return wf;
         } catch (err) {
           if (isResourceNotServed(err)) this.ownerAvailability.notServed('read', err);
-          if (isForbidden(err)) this.#readForbidden(err);
-          o.metrics.ownerConfirmation(isForbidden(err) ? 'forbidden' : 'failed');
+          const forbidden = isForbidden(err);
+          if (forbidden) this.#readForbidden(err);
+          o.metrics.ownerConfirmation(forbidden ? 'forbidden' : 'failed');
           throw err;
         }
       },

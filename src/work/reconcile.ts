@@ -207,23 +207,21 @@ export class Reconciler {
    * backoff and is tried again, with a message that says what is missing, instead of being
    * dropped as a removal the API server refused.
    */
-  async #readOwner<T>(fn: () => Promise<T>): Promise<T> {
-    try {
-      return await fn();
-    } catch (err) {
-      const f = this.#o.classify(err);
-      if (f.kind === 'forbidden') throw new Unavailable(`owner read forbidden (403), grant get on the owner resource to this account: ${f.message}`);
-      return this.#call(() => Promise.reject(err));
-    }
+  #readOwner<T>(fn: () => Promise<T>): Promise<T> {
+    return this.#call(fn, (f) => new Unavailable(`owner read forbidden (403), grant get on the owner resource to this account: ${f.message}`));
   }
 
-  /** #call runs an API read, turning its failure into retry-in-place or a final failure. */
-  async #call<T>(fn: () => Promise<T>): Promise<T> {
+  /**
+   * #call runs an API read, turning its failure into retry-in-place or a final failure; a 403
+   * becomes what `forbidden` makes of it (by default a refusal).
+   */
+  async #call<T>(fn: () => Promise<T>, forbidden: (f: Failure) => Error = (f) => new Refused(f.message)): Promise<T> {
     try {
       return await fn();
     } catch (err) {
       const f = this.#o.classify(err);
-      if (f.kind === 'rejected' || f.kind === 'forbidden') throw new Refused(f.message);
+      if (f.kind === 'forbidden') throw forbidden(f);
+      if (f.kind === 'rejected') throw new Refused(f.message);
       // Retrying in place would only hammer a resource that is not served: back off instead.
       if (f.kind === 'not-served') throw new Unavailable(f.message);
       // A 429 to a read is honoured like one to a patch: the key waits its Retry-After.

@@ -71,7 +71,15 @@ async function scene(t: TestContext) {
     before: await versions(),
     keep: podsOf('keep').map((p) => p.metadata.name),
     doomed,
-    doomedFreed: () => cluster.waitFor(async () => !(await cluster.listPods(ns)).some((p) => doomed.has(p.metadata.name) && p.metadata.finalizers?.includes(ARGO_FINALIZER)), LONG, 'the deleted Workflow\'s pods to be freed'),
+    /**
+     * doomedFreed waits for the deleted Workflow's pods to lose our finalizer, then for the
+     * removals' log lines: a line follows the patch's answer, and the test's own list can come
+     * back first.
+     */
+    doomedFreed: async () => {
+      await cluster.waitFor(async () => !(await cluster.listPods(ns)).some((p) => doomed.has(p.metadata.name) && p.metadata.finalizers?.includes(ARGO_FINALIZER)), LONG, 'the deleted Workflow\'s pods to be freed');
+      await cluster.waitFor(async () => removals(c.records).length >= doomed.size || undefined, LONG, 'the removals to be logged');
+    },
     /** startOutage: Workflow requests answer 404 from now on, and open streams are cut. */
     startOutage: async () => {
       faults.outage = true;

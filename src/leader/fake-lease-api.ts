@@ -12,6 +12,11 @@ export class FakeLeaseApi implements LeaseApi {
   failing = false;
   /** failNext makes that many next requests fail with 500. */
   failNext = 0;
+  /**
+   * loseNextAnswer makes that many next writes land on the server but lose their answer (the
+   * caller sees a reset connection), as when a client aborts a request already sent.
+   */
+  loseNextAnswer = 0;
   /** requests records every request, in order. */
   readonly requests: Options[] = [];
   #rv = 0;
@@ -37,7 +42,7 @@ export class FakeLeaseApi implements LeaseApi {
         if (body!.metadata.resourceVersion !== this.lease.metadata.resourceVersion) {
           throw new ApiError(409, 'Conflict', 'the object has been modified');
         }
-        return this.#store(body!) as T;
+        return this.#answer(this.#store(body!)) as T;
       default:
         throw new ApiError(405, 'MethodNotAllowed', `${o.method} is not used on leases`);
     }
@@ -52,6 +57,12 @@ export class FakeLeaseApi implements LeaseApi {
   /** holder is the Lease's holderIdentity now. */
   holder(): string | null | undefined {
     return this.lease?.spec?.holderIdentity;
+  }
+
+  #answer(lease: Lease): Lease {
+    if (this.loseNextAnswer === 0) return lease;
+    this.loseNextAnswer -= 1;
+    throw Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
   }
 
   #store(lease: Lease): Lease {

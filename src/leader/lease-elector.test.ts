@@ -277,6 +277,19 @@ test('release leaves alone a Lease that someone else has taken', async (t) => {
   assert.equal(api.holder(), 'next');
 });
 
+test('release hands over a Lease whose last renewal landed but whose answer was lost', async (t) => {
+  const api = new FakeLeaseApi();
+  const time = new Time();
+  const r = start(t, api, time);
+  await time.settle(r.started);
+  api.loseNextAnswer = 1;
+  await time.until(() => api.loseNextAnswer === 0);
+  await time.settle(r.elector.release());
+  assert.equal(api.holder(), '');
+  assert.equal(api.lease?.spec?.leaseDurationSeconds, 1);
+  await time.settle(r.done);
+});
+
 test('a rejected onStartedLeading ends the leadership and rejects run', async (t) => {
   const api = new FakeLeaseApi();
   const time = new Time();

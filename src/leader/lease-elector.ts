@@ -116,18 +116,38 @@ export class LeaseElector {
   async release(): Promise<void> {
     this.#stop?.abort();
     await this.#running?.catch(() => undefined);
-    const held = this.#observed;
-    if (held === null || held.spec?.holderIdentity !== this.#o.identity) return;
-    const now = microTime(new Date());
-    const spec: LeaseSpec = { holderIdentity: '', leaseDurationSeconds: 1, acquireTime: now, renewTime: now, leaseTransitions: held.spec.leaseTransitions ?? 0 };
     const fields = { lease: this.#leaseName(), identity: this.#o.identity };
     try {
-      const released = await withTimeout(this.#clock, this.#o.renewDeadlineMs, (signal) => updateLease(this.#o.api, held, spec, signal));
-      if (released === null) this.#o.logger.info(fields, 'lease changed since we held it; nothing to release');
-      else this.#o.logger.info(fields, 'released the leader lease');
-      this.#observed = released;
+      const outcome = await withTimeout(this.#clock, this.#o.renewDeadlineMs, (signal) => this.#handOver(signal));
+      if (outcome === 'released') this.#o.logger.info(fields, 'released the leader lease');
+      else if (outcome === 'not ours') this.#o.logger.info(fields, 'lease changed since we held it; nothing to release');
     } catch (e) {
       this.#o.logger.warn({ ...fields, err: e }, 'could not release the leader lease; the next leader waits for it to expire');
+    }
+  }
+
+  /**
+   * handOver writes the empty holder over the Lease while we still hold it. A 409 is re-read:
+   * a renewal cut short by the stop may have landed on the server with its answer lost, leaving
+   * the version we remember one behind a Lease that is still ours.
+   */
+  async #handOver(signal: AbortSignal): Promise<'released' | 'not ours' | 'never held'> {
+    let held = this.#observed;
+    if (held === null || held.spec?.holderIdentity !== this.#o.identity) return 'never held';
+    for (;;) {
+      const now = microTime(new Date());
+      const spec: LeaseSpec = { holderIdentity: '', leaseDurationSeconds: 1, acquireTime: now, renewTime: now, leaseTransitions: held.spec?.leaseTransitions ?? 0 };
+      const released = await updateLease(this.#o.api, held, spec, signal);
+      if (released !== null) {
+        this.#observed = released;
+        return 'released';
+      }
+      const current = await getLease(this.#o.api, this.#o, signal);
+      if (current === null || current.spec?.holderIdentity !== this.#o.identity) {
+        this.#observed = current;
+        return 'not ours';
+      }
+      held = current;
     }
   }
 

@@ -218,6 +218,54 @@ describe('PriorityQueue delays and backoff', { timeout: HANG_GUARD_MS }, () => {
     assert.equal(q.len(), 1);
   });
 
+  // A retry's "not before" time holds against whatever is added meanwhile.
+  const holdCases: { name: string; hold: (q: PriorityQueue) => void; then: (q: PriorityQueue) => void }[] = [
+    { name: 'backoff, then a plain add (a resync)', hold: (q) => q.addRateLimited('a', 2), then: (q) => q.add('a', 0) },
+    { name: 'backoff, then an earlier addAfter', hold: (q) => q.addRateLimited('a', 2), then: (q) => q.addAfter('a', 0, 10) },
+    { name: 'Retry-After, then a plain add (an event)', hold: (q) => q.addRetryAfter('a', 2, 100), then: (q) => q.add('a', 0) },
+    { name: 'Retry-After, then a release of backoffs', hold: (q) => q.addRetryAfter('a', 2, 100), then: (q) => q.releaseBackoffs() },
+  ];
+  for (const { name, hold, then } of holdCases) {
+    it(`holds a retried key until its time: ${name}`, async () => {
+      const { q, clock } = newQueue();
+      q.add('a', 2);
+      await q.get();
+      hold(q);
+      q.done('a');
+      then(q);
+      clock.advance(99);
+      assert.equal(q.len(), 0);
+      clock.advance(1);
+      assert.deepEqual(await takeReady(q), [name.includes('release') ? 'a@2' : 'a@0']);
+    });
+  }
+
+  it('holds work added while a key was in flight once the key is retried', async () => {
+    const { q, clock } = newQueue();
+    q.add('a', 2);
+    await q.get();
+    q.add('a', 1); // an event during the attempt
+    q.addRateLimited('a', 2); // the attempt failed
+    q.done('a');
+    assert.equal(q.len(), 0);
+    assert.deepEqual([...q.depthByPriority()], []);
+    clock.advance(100);
+    assert.deepEqual(await takeReady(q), ['a@1']);
+  });
+
+  it('releaseBackoffs makes backed-off keys ready now and starts their backoff over; addAfter keys keep their time', async () => {
+    const { q, clock } = newQueue();
+    for (let i = 0; i < 3; i++) q.addRateLimited('a', 1); // backoff 400 ms by now
+    q.addAfter('later', 3, 1000);
+    q.releaseBackoffs();
+    assert.deepEqual(await takeReady(q), ['a@1']);
+    assert.equal(q.numRequeues('a'), 0);
+    clock.advance(999);
+    assert.equal(q.len(), 0);
+    clock.advance(1);
+    assert.deepEqual(await takeReady(q), ['later@3']);
+  });
+
   it('keeps a single timer, for the earliest delayed key', () => {
     const { q, clock } = newQueue();
     for (let i = 0; i < 100; i++) q.addAfter(`k${i}`, 3, 1000 - i);

@@ -13,6 +13,11 @@
 //   resets only on forget(), called on success. Argo called Forget before requeueing, so its
 //   backoff never grew.
 // - addAfter: the earliest ready time wins, and a plain add makes a waiting key ready at once.
+// - A retry's wait is a "not before" time: addRateLimited (the key's backoff) and addRetryAfter
+//   (the server's Retry-After) hold the key until then, whatever is added meanwhile (a resync, an
+//   event, a scheduled re-check only raise its priority). client-go's add makes such a key ready
+//   at once, so every resync undid every backoff, and a 429's Retry-After lasted until the next
+//   event. releaseBackoffs() lifts the backoff holds when their cause is known to be over.
 // - shutDown() stops intake, and get() returns null from then on (what is still queued is
 //   dropped: the next start lists everything again); drain() waits for in-flight keys to be done.
 
@@ -52,6 +57,8 @@ interface Entry {
   priority: number; // of the pending work
   seq: number; // order of becoming ready (or delayed): the FIFO within a priority
   readyAt: number; // when delayed
+  holdUntil: number; // a retry's "not before" time; 0 when none
+  heldBy: 'backoff' | 'server'; // what set holdUntil
   readySince: number; // when ready, for the queue-duration metric
   startedAt: number | null; // when handed to a worker; null when not in flight
   heapIndex: number;
@@ -87,6 +94,7 @@ export class PriorityQueue {
     if (this.#shutDown) return;
     const e = this.#entry(key);
     if (e.pending === 'ready') return this.#raise(e, priority);
+    if (this.#held(e)) return this.#delayUntil(e, priority, e.holdUntil);
     if (e.pending === 'delayed') {
       this.#delayed.remove(e);
       priority = Math.min(priority, e.priority);
@@ -102,30 +110,46 @@ export class PriorityQueue {
     if (ms <= 0) return this.add(key, priority);
     if (this.#shutDown) return;
     const e = this.#entry(key);
-    const at = this.#clock.now() + ms;
     if (e.pending === 'ready') return this.#raise(e, priority);
-    if (e.pending === 'delayed') {
-      e.priority = Math.min(e.priority, priority);
-      if (at < e.readyAt) {
-        e.readyAt = at;
-        this.#delayed.update(e);
-      }
-    } else {
-      e.pending = 'delayed';
-      e.priority = priority;
-      e.readyAt = at;
-      e.seq = this.#seq++;
-      this.#delayed.push(e);
-    }
-    this.#armTimer();
+    this.#delayUntil(e, priority, Math.max(this.#clock.now() + ms, this.#held(e) ? e.holdUntil : 0));
   }
 
-  /** addRateLimited queues key after its backoff, which grows with each call until forget(key). */
+  /**
+   * addRateLimited queues key after its backoff, which grows with each call until forget(key);
+   * nothing added meanwhile makes it ready sooner (but releaseBackoffs).
+   */
   addRateLimited(key: string, priority: number): void {
     checkPriority(priority);
     if (this.#shutDown) return;
     this.#observer.retried();
-    this.addAfter(key, priority, this.#backoff.when(key));
+    this.#hold(key, priority, this.#backoff.when(key), 'backoff');
+  }
+
+  /** addRetryAfter queues key once the server's Retry-After has passed; nothing makes it ready sooner. */
+  addRetryAfter(key: string, priority: number, ms: number): void {
+    checkPriority(priority);
+    if (!Number.isFinite(ms)) throw new RangeError(`delay must be a finite number of ms, got ${ms}`);
+    if (this.#shutDown) return;
+    this.#hold(key, priority, ms, 'server');
+  }
+
+  /**
+   * releaseBackoffs makes every key that waits out its backoff ready now, and forgets every
+   * backoff: for when what made the keys fail is known to be over (the API server reachable
+   * again, the owner resource served again). A server's Retry-After still holds.
+   */
+  releaseBackoffs(): void {
+    if (this.#shutDown) return;
+    const now = this.#clock.now();
+    for (const e of this.#entries.values()) {
+      if (e.heldBy !== 'backoff' || e.holdUntil <= now) continue;
+      e.holdUntil = 0;
+      if (e.pending !== 'delayed') continue;
+      this.#delayed.remove(e);
+      this.#makeReady(e, e.priority);
+    }
+    this.#backoff.forgetAll();
+    this.#pump();
   }
 
   /** numRequeues is how many times key was rate-limited since it was last forgotten. */
@@ -179,6 +203,7 @@ export class PriorityQueue {
         this.#delayed.remove(e);
       }
       e.pending = 'none';
+      e.holdUntil = 0;
       if (e.startedAt === null) this.#entries.delete(e.key);
     }
     this.#timer?.cancel();
@@ -256,10 +281,52 @@ export class PriorityQueue {
     return longest / 1000;
   }
 
+  /** #held: a retry's "not before" time has not passed yet. */
+  #held(e: Entry): boolean {
+    return e.holdUntil > this.#clock.now();
+  }
+
+  /** #hold sets key's "not before" time, ms from now, and delays its pending work until then. */
+  #hold(key: string, priority: number, ms: number, by: Entry['heldBy']): void {
+    const e = this.#entry(key);
+    e.holdUntil = this.#clock.now() + Math.max(0, ms);
+    e.heldBy = by;
+    if (e.pending === 'ready') {
+      // Added again while in flight (or queued): that work, too, waits for the hold.
+      this.#count(e.priority, -1);
+      if (e.heapIndex >= 0) this.#ready.remove(e);
+      priority = Math.min(priority, e.priority);
+      e.pending = 'none';
+    } else if (e.pending === 'delayed') {
+      priority = Math.min(priority, e.priority);
+      this.#delayed.remove(e);
+      e.pending = 'none';
+    }
+    this.#delayUntil(e, priority, e.holdUntil);
+  }
+
+  /** #delayUntil delays e's pending work until `at`, or keeps an earlier time; the most urgent priority wins. */
+  #delayUntil(e: Entry, priority: number, at: number): void {
+    if (e.pending === 'delayed') {
+      e.priority = Math.min(e.priority, priority);
+      if (at < e.readyAt) {
+        e.readyAt = at;
+        this.#delayed.update(e);
+      }
+    } else {
+      e.pending = 'delayed';
+      e.priority = priority;
+      e.readyAt = at;
+      e.seq = this.#seq++;
+      this.#delayed.push(e);
+    }
+    this.#armTimer();
+  }
+
   #entry(key: string): Entry {
     let e = this.#entries.get(key);
     if (!e) {
-      e = { key, pending: 'none', priority: 0, seq: 0, readyAt: 0, readySince: 0, startedAt: null, heapIndex: -1 };
+      e = { key, pending: 'none', priority: 0, seq: 0, readyAt: 0, holdUntil: 0, heldBy: 'backoff', readySince: 0, startedAt: null, heapIndex: -1 };
       this.#entries.set(key, e);
     }
     return e;

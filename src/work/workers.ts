@@ -51,6 +51,6 @@ function settle(o: WorkerOptions, key: string, priority: number, outcome: Outcom
     o.queue.forget(key);
     return;
   }
-  if (outcome.afterMs !== null) o.queue.addAfter(key, priority, outcome.afterMs);
+  if (outcome.afterMs !== null) o.queue.addRetryAfter(key, priority, outcome.afterMs);
   else o.queue.addRateLimited(key, priority);
 }

@@ -12,6 +12,7 @@ import type { MetaObject, PodMeta, WorkflowMeta } from '../kube/objects.ts';
 import { ApiError, isForbidden, isNetworkError, isNotFound, isUnauthorized } from '../kube/errors.ts';
 import { startEvents } from '../events/start.ts';
 import { Cleanup } from '../controller/cleanup.ts';
+import { Owners } from '../owners/owners.ts';
 import { resourceApis } from '../controller/api.ts';
 import { connect } from './connect.ts';
 import { listAll } from './sweep-list.ts';
@@ -54,15 +55,21 @@ async function sweep(settings: Settings, logger: Logger, shutdown: Shutdown, dis
   const tries = new Map<string, number>();
   let removalsLeft = settings.maxRemovals ?? Infinity;
   const events = startEvents({ settings, client, metrics, logger, command: 'sweep' });
-  const cleanup = new Cleanup({
-    settings,
-    pods,
-    workflows,
-    podApi: apis.podApi,
-    readOwner: apis.readOwner,
+  const owners = new Owners({
+    owner: settings.owner,
+    cache: { get: (namespace, name) => workflows.get(`${namespace}/${name}`) },
+    read: apis.readOwner,
     metrics,
     logger,
     outageConsequence: 'No pod is freed on an owner found missing while it is not served; the pods concerned are reported as failed',
+  });
+  const cleanup = new Cleanup({
+    settings,
+    pods,
+    podApi: apis.podApi,
+    owners,
+    metrics,
+    logger,
     quota: { take: () => removalsLeft > 0 && removalsLeft-- > 0, giveBack: () => void removalsLeft++ },
     events: events.removals,
   });

@@ -6,7 +6,7 @@ import type { ApiClient } from '../kube/client.ts';
 import { MetadataApi, PODS } from '../kube/metadata-api.ts';
 import type { MetaObject, PodMeta, WorkflowMeta } from '../kube/objects.ts';
 import { toPodMeta, toWorkflowMeta, type OwnerTable } from '../cache/trim.ts';
-import type { OwnerReader } from '../decide/owner-resolver.ts';
+import type { OwnerReader } from '../owners/resolver.ts';
 import type { PodApi } from '../work/reconcile.ts';
 
 export interface ResourceApis {

@@ -1,12 +1,13 @@
-// Cleanup is the machinery the controller and the sweep share: the cleanup queue, owner
-// resolution, the reconcile step and the workers, plus the bookkeeping around them (when each
+// Cleanup is the machinery the controller and the sweep share: the cleanup queue, the reconcile
+// step and the workers, asking src/owners about owners, plus the bookkeeping around them (when each
 // pod was first observed, when each key was queued, a log line and metrics per outcome). The
 // controller feeds it from watches; the sweep from one paginated list. Neither has a second
 // implementation of any rule.
 
 import { decide, isActionable, type Decision, type Policy, type WaitReason } from '../decide/decide.ts';
-import { OwnerResolver, ownerName, type OwnerReader } from '../decide/owner-resolver.ts';
-import { objectKey, type PodMeta, type WorkflowMeta } from '../kube/objects.ts';
+import { ownerName } from '../owners/resolver.ts';
+import type { Owners } from '../owners/owners.ts';
+import { objectKey, type PodMeta } from '../kube/objects.ts';
 import type { Settings } from '../config/settings.ts';
 import type { Metrics, RemovalResult, TerminatingReport } from '../metrics/metrics.ts';
 import type { Logger } from '../log.ts';
@@ -15,24 +16,18 @@ import { ExponentialBackoff } from '../queue/backoff.ts';
 import { Reconciler, type Outcome, type PodApi, type RemovalQuota } from '../work/reconcile.ts';
 import { classify } from '../work/classify.ts';
 import { runWorkers } from '../work/workers.ts';
-import { isForbidden, isResourceNotServed } from '../kube/errors.ts';
-import { OwnerAvailability } from './owner-availability.ts';
 import { NO_EVENTS, type RemovalEvents } from '../events/removal-events.ts';
 
 export interface CleanupOptions {
   settings: Settings;
   pods: { get(key: string): PodMeta | undefined };
-  workflows: { get(key: string): WorkflowMeta | undefined };
   podApi: PodApi;
-  readOwner: OwnerReader;
+  /** owners is the only source of what is known of pods' owners (src/owners). */
+  owners: Owners;
   metrics: Metrics;
   logger: Logger;
   /** The sweep's blast-radius limit. */
   quota?: RemovalQuota;
-  /** What the command does while the owner resource is not served, for the outage's log line. */
-  outageConsequence: string;
-  /** Told when the owner resource stops or starts being served. */
-  onOwnerAvailability?: (served: boolean) => void;
   /** The Kubernetes Events that say what was removed and why (none by default). */
   events?: RemovalEvents;
 }
@@ -42,9 +37,7 @@ const RETRY_BACKOFF = { baseMs: 100, capMs: 5 * 60_000, jitter: 0.2 };
 
 export class Cleanup {
   readonly queue: PriorityQueue;
-  readonly owners: OwnerResolver;
-  /** Whether the owner resource is served; the owner cache reports its list/watch here too. */
-  readonly ownerAvailability: OwnerAvailability;
+  readonly owners: Owners;
   readonly policy: Policy;
   readonly #o: CleanupOptions;
   readonly #reconciler: Reconciler;
@@ -55,8 +48,6 @@ export class Cleanup {
   /** UIDs of the pods an unattributable-pod Event was written for: one Event per pod, not per resync. */
   readonly #reportedUnattributable = new Set<string>();
   readonly #events: RemovalEvents;
-  /** readsForbidden: owner reads are answered 403; said once per episode, not per pod. */
-  #readsForbidden = false;
 
   constructor(o: CleanupOptions) {
     this.#o = o;
@@ -65,33 +56,7 @@ export class Cleanup {
     this.policy = { finalizer: s.finalizer, forceAfterMs: s.forceAfterMs };
     this.queue = new PriorityQueue({ observer: o.metrics.queue, backoff: new ExponentialBackoff(RETRY_BACKOFF) });
     o.metrics.queue.trackProgress(this.queue);
-    this.ownerAvailability = new OwnerAvailability({
-      owner: s.owner,
-      logger: o.logger,
-      consequence: o.outageConsequence,
-      onChange: (served) => {
-        o.metrics.ownerResourceServed(served);
-        o.onOwnerAvailability?.(served);
-      },
-    });
-    this.owners = new OwnerResolver({
-      cache: { get: (namespace, name) => o.workflows.get(`${namespace}/${name}`) },
-      read: async (namespace, name, priority) => {
-        try {
-          const wf = await o.readOwner(namespace, name, priority);
-          this.ownerAvailability.succeeded();
-          this.#readsAllowed();
-          o.metrics.ownerConfirmation(wf === null ? 'gone' : 'alive');
-          return wf;
-        } catch (err) {
-          if (isResourceNotServed(err)) this.ownerAvailability.notServed('read', err);
-          const forbidden = isForbidden(err);
-          if (forbidden) this.#readForbidden(err);
-          o.metrics.ownerConfirmation(forbidden ? 'forbidden' : 'failed');
-          throw err;
-        }
-      },
-    });
+    this.owners = o.owners;
     this.#reconciler = new Reconciler({
       pods: o.pods,
       observedAt: (pod) => this.#observedAt(pod),
@@ -100,26 +65,9 @@ export class Cleanup {
       classify,
       policy: this.policy,
       dryRun: s.dryRun,
-      ownerResourceServed: () => this.ownerAvailability.served(),
       reasons: s.reasons.length > 0 ? new Set(s.reasons) : null,
       ...(o.quota !== undefined ? { quota: o.quota } : {}),
     });
-  }
-
-  #readForbidden(err: unknown): void {
-    if (this.#readsForbidden) return;
-    this.#readsForbidden = true;
-    const { owner } = this.#o.settings;
-    this.#o.logger.error(
-      { resource: owner.resource, err: err instanceof Error ? err.message : String(err) },
-      `owner reads are forbidden (403): grant get on ${owner.group === '' ? owner.resource : `${owner.resource}.${owner.group}`} to this account; pods whose owner must be read keep their finalizer and are tried again`,
-    );
-  }
-
-  #readsAllowed(): void {
-    if (!this.#readsForbidden) return;
-    this.#readsForbidden = false;
-    this.#o.logger.info({ resource: this.#o.settings.owner.resource }, 'recovered: owner reads are allowed again');
   }
 
   /** observe records a pod the cache just received and queues it if it may lose our finalizer. */
@@ -183,6 +131,19 @@ export class Cleanup {
       this.#events.unattributable(pod);
     }
     return d;
+  }
+
+  /**
+   * releaseBackoffs lets every key that waits out its backoff go now, for when what made it fail
+   * is over; a server's Retry-After still holds.
+   */
+  releaseBackoffs(): void {
+    this.queue.releaseBackoffs();
+  }
+
+  /** recheckAfter queues key to be decided again in ms, when no event will announce that moment. */
+  recheckAfter(key: string, priority: number, ms: number): void {
+    this.queue.addAfter(key, priority, ms);
   }
 
   enqueue(key: string, priority: number): void {
@@ -268,7 +229,7 @@ export class Cleanup {
       case 'retry':
         // During an owner outage, or while owner reads are forbidden, that episode's own line
         // says it all: a warning per pod per retry would bury it.
-        if (!this.ownerAvailability.served() || this.#readsForbidden) logger.debug(fields, 'finalizer removal will be retried');
+        if (!this.owners.served() || this.owners.readsForbidden()) logger.debug(fields, 'finalizer removal will be retried');
         else logger.warn(fields, 'finalizer removal will be retried');
         break;
       default:

@@ -8,6 +8,8 @@ import type { Metrics } from '../metrics/metrics.ts';
 import type { ApiClient } from '../kube/client.ts';
 import { objectKey, type PodMeta, type WorkflowMeta } from '../kube/objects.ts';
 import { Cleanup } from './cleanup.ts';
+import { Owners } from '../owners/owners.ts';
+import { RecoveryResync } from './recovery-resync.ts';
 import { isActionable, PRIORITY, staleInMs, type Decision } from '../decide/decide.ts';
 import { significantOwnerChange, significantPodChange } from './event-filter.ts';
 import { Source, type PodSource, type WorkflowSource } from './sources.ts';
@@ -20,6 +22,7 @@ const WAITING_RECOUNT_MS = 15_000;
 
 export class Controller {
   readonly cleanup: Cleanup;
+  readonly owners: Owners;
   readonly #o: { settings: Settings; metrics: Metrics; logger: Logger };
   readonly #pods: PodSource;
   readonly #workflows: WorkflowSource;
@@ -27,23 +30,32 @@ export class Controller {
   readonly #byLabel = new Map<string, Set<string>>();
   /** #leading: lead() is working the queue. */
   #leading = false;
+  readonly #recovery: RecoveryResync;
 
   /** o.afterListPage runs after each page of every list is stored (commands/release-memory.ts). */
   constructor(o: { settings: Settings; client: ApiClient; metrics: Metrics; logger: Logger; events?: RemovalEvents; afterListPage?: () => void }) {
     this.#o = o;
     const apis = resourceApis(o.settings, o.client);
     const common = { settings: o.settings, metrics: o.metrics, logger: o.logger, ...(o.afterListPage !== undefined ? { afterListPage: o.afterListPage } : {}) };
-    // Handlers only compute keys and enqueue; they run once the sources run, after this.cleanup exists.
+    this.#recovery = new RecoveryResync(() => this.#recover());
+    const workflowStore = new Store<WorkflowMeta>();
+    const podStore = new PodStore();
+    this.owners = new Owners({
+      owner: o.settings.owner,
+      cache: { get: (namespace, name) => workflowStore.get(`${namespace}/${name}`) },
+      read: apis.readOwner,
+      metrics: o.metrics,
+      logger: o.logger,
+      outageConsequence: 'Retrying until it is served; meanwhile no pod is freed on an owner found missing (only on one seen deleted), and the controller stays unready',
+      onServedAgain: () => this.#recovery.request(),
+    });
     this.#workflows = new Source({
       ...common,
       resource: 'workflows',
       api: apis.workflows,
-      onRecovered: () => this.#resyncIfLeading(),
-      availability: {
-        notServed: (err) => this.cleanup.ownerAvailability.notServed('list', err),
-        succeeded: () => this.cleanup.ownerAvailability.succeeded(),
-      },
-      store: new Store<WorkflowMeta>(),
+      onRecovered: () => this.#recovery.request(),
+      availability: this.owners.listPath,
+      store: workflowStore,
       trim: apis.trimWorkflow,
       handlers: {
         onAdd: (wf) => this.#ownerChanged(wf),
@@ -51,19 +63,17 @@ export class Controller {
           if (significantOwnerChange(old, wf)) this.#ownerChanged(wf);
         },
         onDelete: (wf) => {
-          // A DELETE event is confirmation enough: this UID is gone for good. Remembered only while
-          // cached pods name it (see forgetGone); a pod that names it later is confirmed by a read.
-          if (this.#pods.store.hasPodsOf(wf.uid)) this.cleanup.owners.markGone(wf.uid, 'deleted');
+          // Remembered only while cached pods name it (see Owners.forget).
+          if (podStore.hasPodsOf(wf.uid)) this.owners.deleted(wf.uid);
           this.#ownerChanged(wf);
         },
       },
     });
-    const podStore = new PodStore();
     this.#pods = new Source({
       ...common,
       resource: 'pods',
       api: apis.pods,
-      onRecovered: () => this.#resyncIfLeading(),
+      onRecovered: () => this.#recovery.request(),
       store: podStore,
       trim: apis.trimPodSharing(podStore),
       labelSelector: o.settings.podSelector,
@@ -81,23 +91,18 @@ export class Controller {
         onDelete: (pod) => {
           this.#indexLabel(pod, false);
           this.cleanup.forgetPod(pod);
-          if (pod.owner !== null && !this.#pods.store.hasPodsOf(pod.owner.uid)) this.cleanup.owners.forgetGone(pod.owner.uid);
+          if (pod.owner !== null && !podStore.hasPodsOf(pod.owner.uid)) this.owners.forget(pod.owner.uid);
         },
       },
     });
     this.cleanup = new Cleanup({
       settings: o.settings,
-      pods: this.#pods.store,
-      workflows: this.#workflows.store,
+      pods: podStore,
       podApi: apis.podApi,
-      readOwner: apis.readOwner,
+      owners: this.owners,
       metrics: o.metrics,
       logger: o.logger,
-      outageConsequence: 'Retrying until it is served; meanwhile no pod is freed on an owner found missing (only on one seen deleted), and the controller stays unready',
       ...(o.events !== undefined ? { events: o.events } : {}),
-      onOwnerAvailability: (served) => {
-        if (served) this.#resyncIfLeading();
-      },
     });
     o.metrics.trackCache('pods', () => this.#pods.store.size);
     o.metrics.trackCache('workflows', () => this.#workflows.store.size);
@@ -122,7 +127,7 @@ export class Controller {
 
   /** ownerResourceServed: the owner resource is served (no 404 naming no object on its list, watch or reads). */
   ownerResourceServed(): boolean {
-    return this.cleanup.ownerAvailability.served();
+    return this.owners.served();
   }
 
   /**
@@ -155,6 +160,7 @@ export class Controller {
     } finally {
       this.#leading = false;
       clearInterval(resync);
+      this.#recovery.cancel();
       this.cleanup.dropPending();
     }
   }
@@ -173,13 +179,16 @@ export class Controller {
   }
 
   /**
-   * #resyncIfLeading decides every pod again at once after an outage (the API server unreachable,
-   * the owner resource not served) or a relist: keys tried during it may have backed off for
-   * minutes, and a pod decided on a live read during the gap (its owner alive then, unknown to the
-   * cache) hears of nothing when that owner goes, if the owner watch never saw it come.
+   * #recover decides every pod again at once after an outage (the API server unreachable, the
+   * owner resource not served) or a relist, and lets the keys that backed off during it go now:
+   * their failures said nothing about the pods. A pod decided on a live read during the gap (its
+   * owner alive then, unknown to the cache) hears of nothing when that owner goes, if the owner
+   * watch never saw it come. RecoveryResync spaces these out: each one decides every cached pod.
    */
-  #resyncIfLeading(): void {
-    if (this.#leading) this.resync();
+  #recover(): void {
+    if (!this.#leading) return;
+    this.cleanup.releaseBackoffs();
+    this.resync();
   }
 
   #recountWaiting(): void {
@@ -212,7 +221,7 @@ export class Controller {
   #recheckWhenStale(pod: PodMeta, d: Decision): void {
     if (d.action !== 'wait' || d.why !== 'owner-alive-unrecorded') return;
     const due = staleInMs(pod, Date.now(), this.cleanup.policy);
-    if (due !== null) this.cleanup.queue.addAfter(objectKey(pod), PRIORITY.stale, due);
+    if (due !== null) this.cleanup.recheckAfter(objectKey(pod), PRIORITY.stale, due);
   }
 
   #indexLabel(pod: PodMeta, add: boolean): void {

@@ -1,6 +1,6 @@
 // decide answers, for one pod, "may our finalizer go, and how urgently?". It is a pure function
 // of the pod, what is known of its owner, the clock and the policy: everything that needs I/O
-// (confirming an owner against the API) happens before it is called, in owner-resolver.ts.
+// (confirming an owner against the API) happens before it is called, in src/owners/.
 //
 // The rules, most urgent first:
 //   owner-gone   (0) the controlling owner no longer exists, exists under a new UID, or is being deleted
@@ -31,7 +31,7 @@ export type OwnerState =
  * watch's DELETE event, or a live read that found another UID under the owner's name; it holds
  * whatever else the API server is doing. `absent`: a live read found nothing under the name, a
  * conclusion from a missing object, which a gateway or an aggregation layer in a bad state can
- * fake: it counts only while the owner resource is served (work/reconcile.ts).
+ * fake: it counts only while the owner resource is served (owners/owners.ts).
  */
 export type GoneBecause = 'deleted' | 'absent';
 

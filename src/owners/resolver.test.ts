@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { OwnerResolver, type OwnerReader } from './owner-resolver.ts';
+import { OwnerResolver, type OwnerReader } from './resolver.ts';
 import type { PodMeta, WorkflowMeta } from '../kube/objects.ts';
 
 function workflow(over: Partial<WorkflowMeta> = {}): WorkflowMeta {

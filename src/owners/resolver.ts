@@ -13,7 +13,7 @@
 //     only a read newer than the pod proves the label covers that pod.
 
 import type { PodMeta, WorkflowMeta } from '../kube/objects.ts';
-import type { GoneBecause, OwnerState } from './decide.ts';
+import type { GoneBecause, OwnerState } from '../decide/decide.ts';
 
 /** OwnerCache is the owner cache's read side. */
 export interface OwnerCache {

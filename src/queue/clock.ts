@@ -21,3 +21,16 @@ export const monotonicClock: Clock = {
     return () => clearTimeout(timer);
   },
 };
+
+/**
+ * backgroundClock is monotonicClock whose timers do not keep the process alive: for bookkeeping
+ * that must never delay a command's exit (a one-shot sweep ends when its work does).
+ */
+export const backgroundClock: Clock = {
+  now: monotonicClock.now,
+  schedule(fn, ms) {
+    const timer = setTimeout(fn, Math.min(Math.max(Math.ceil(ms), 1), MAX_TIMEOUT_MS));
+    timer.unref();
+    return () => clearTimeout(timer);
+  },
+};

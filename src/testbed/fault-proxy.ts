@@ -17,7 +17,8 @@ export interface Fault {
 
 export interface FaultProxyOptions {
   kubeconfigPath: string;
-  context: string;
+  /** context: the kubeconfig's context to use; its current one when left out. */
+  context?: string;
   /** path is where the kubeconfig that goes through the proxy is written. */
   path: string;
   /** fault answers a request instead of the server, or returns null to pass it on. */
@@ -46,10 +47,10 @@ export interface FaultProxy {
 export async function startFaultProxy(o: FaultProxyOptions): Promise<FaultProxy> {
   const kc = new KubeConfig();
   kc.loadFromFile(o.kubeconfigPath);
-  kc.setCurrentContext(o.context);
+  if (o.context !== undefined) kc.setCurrentContext(o.context);
   const cluster = kc.getCurrentCluster();
   const token = kc.getCurrentUser()?.token;
-  if (!cluster?.caData || !token) throw new Error(`${o.kubeconfigPath}: context ${o.context} needs certificate-authority-data and a token`);
+  if (!cluster?.caData || !token) throw new Error(`${o.kubeconfigPath}: context ${kc.getCurrentContext()} needs certificate-authority-data and a token`);
   const target = new URL(cluster.server);
   const agent = new Agent({ keepAlive: true, ca: Buffer.from(cluster.caData, 'base64').toString('utf8') });
   let faults = 0;

@@ -5,9 +5,12 @@
 import { ApiError, isConflict, isForbidden, isObjectNotFound, isResourceNotServed, isTooManyRequests } from '../kube/errors.ts';
 import { retryAfterMs } from '../kube/retry-after.ts';
 import type { Failure } from './reconcile.ts';
+import { OwnerEvidenceHeld } from '../owners/owners.ts';
 
 export function classify(err: unknown): Failure {
   const message = err instanceof Error ? err.message : String(err);
+  // An owner found missing while its resource is not served: the same outage, seen from here.
+  if (err instanceof OwnerEvidenceHeld) return { kind: 'not-served', retryAfterMs: null, message };
   if (isObjectNotFound(err)) return { kind: 'not-found', retryAfterMs: null, message };
   // A 404 about the resource, not the object: an outage of the resource, never "already gone".
   if (isResourceNotServed(err)) return { kind: 'not-served', retryAfterMs: null, message: `resource not served (404): ${message}` };

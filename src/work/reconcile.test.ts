@@ -4,6 +4,8 @@ import { Reconciler, type Failure, type FailureKind, type ReconcilerOptions } fr
 import type { OwnerState } from '../decide/decide.ts';
 import type { PodMeta } from '../kube/objects.ts';
 import type { RemovalPatch } from './removal-patch.ts';
+import { classify as classifyApiError } from './classify.ts';
+import { OwnerEvidenceHeld } from '../owners/owners.ts';
 
 const OURS = 'workflows.argoproj.io/status';
 
@@ -233,29 +235,26 @@ test('reconcile: an owner read answered "resource not served" ends the attempt a
   assert.deepEqual(h.writes, []);
 });
 
-test('reconcile: while the owner resource is not served, no pod is freed on an owner a read found missing; other reasons go on', async () => {
-  let served = false;
-  const missing = harness({ cached: pod({ completedLabel: null }), owner: { kind: 'unconfirmed' }, confirmed: { kind: 'gone', because: 'absent' }, over: { ownerResourceServed: () => served } });
-  const out = await missing.r.reconcile('ns/p', 0);
-  assert.deepEqual([out.kind, 'reason' in out ? out.reason : null], ['retry', 'owner-gone']);
-  assert.deepEqual(missing.writes, []);
-  const remembered = harness({ cached: pod({ completedLabel: null }), owner: { kind: 'gone', because: 'absent' }, over: { ownerResourceServed: () => served } });
-  assert.equal((await remembered.r.reconcile('ns/p', 0)).kind, 'retry', 'nor on one remembered missing from an earlier read');
-
-  const recorded = harness({ cached: pod(), over: { ownerResourceServed: () => served } });
-  assert.equal((await recorded.r.reconcile('ns/p', 2)).kind, 'removed', 'a recorded pod of a live owner needs no owner read');
-
-  served = true;
-  assert.equal((await missing.r.reconcile('ns/p', 0)).kind, 'removed', 'served again: the orphan goes');
-});
-
-test('reconcile: while the owner resource is not served, an owner seen deleted (its DELETE event, or its deletionTimestamp) still frees its pods', async () => {
-  for (const owner of [{ kind: 'gone', because: 'deleted' }, { kind: 'deleting' }] as const) {
-    const h = harness({ cached: pod({ completedLabel: null }), owner, over: { ownerResourceServed: () => false } });
-    const out = await h.r.reconcile('ns/p', 0);
-    assert.deepEqual([out.kind, 'reason' in out ? out.reason : null], ['removed', 'owner-gone'], JSON.stringify(owner));
-    assert.equal(h.writes.length, 1);
-  }
+test('reconcile: an owner conclusion held back (the owner resource not served) waits its backoff; nothing is written', async () => {
+  let reads = 0;
+  const held = harness({
+    cached: pod({ completedLabel: null }),
+    over: {
+      owners: {
+        cachedState: () => ({ kind: 'unconfirmed' }),
+        confirmedState: async () => {
+          reads++;
+          throw new OwnerEvidenceHeld();
+        },
+        now: () => 1,
+      },
+      classify: classifyApiError,
+    },
+  });
+  const out = await held.r.reconcile('ns/p', 0);
+  assert.deepEqual([out.kind, 'afterMs' in out ? out.afterMs : undefined], ['retry', null]);
+  assert.equal(reads, 1, 'not retried in place');
+  assert.deepEqual(held.writes, []);
 });
 
 test('reconcile: a patch answered "resource not served" is retried later, never taken as "already gone"', async () => {

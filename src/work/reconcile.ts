@@ -66,12 +66,6 @@ export interface ReconcilerOptions {
   /** Only these reasons are acted on (the sweep's --reason); null acts on all. */
   reasons: ReadonlySet<Reason> | null;
   quota?: RemovalQuota;
-  /**
-   * ownerResourceServed: false while the API server does not serve the owner resource. No pod is
-   * freed meanwhile on an owner a read found missing (gone because `absent`): the key waits and
-   * is tried again. An owner whose DELETE or deletionTimestamp was seen still frees its pods.
-   */
-  ownerResourceServed?: () => boolean;
   /** In-place retries of conflicts and transient errors before the key goes back on the queue. */
   retries?: number;
   minRetryDelayMs?: number;
@@ -155,11 +149,6 @@ export class Reconciler {
         break;
     }
     const reason = (s.reason = decision.reason);
-    // While the owner resource is not served, an owner found missing proves nothing; one whose
-    // DELETE or deletionTimestamp was seen is going whatever the server says now.
-    if (owner.kind === 'gone' && owner.because === 'absent' && o.ownerResourceServed?.() === false) {
-      return { kind: 'retry', afterMs: null, reason, error: 'the owner resource is not served: no pod is freed on an owner found missing until it is', conflicts };
-    }
     if (o.reasons !== null && !o.reasons.has(reason)) return { kind: 'kept', why: 'reason-filtered', reason, conflicts };
     if (o.quota !== undefined && !o.quota.take()) return { kind: 'kept', why: 'max-removals', reason, conflicts };
     if (o.dryRun) return { kind: 'dry-run', reason, conflicts };

@@ -16,7 +16,7 @@ import { installCrds, loadWorkflowCrd } from '../../src/testbed/crds.ts';
 import { ARGO_FINALIZER, newPod, type PodObject } from '../../src/testbed/fixtures.ts';
 import { startCli, type RunningCli } from '../support/cli.ts';
 import { useTestCluster } from '../support/cluster.ts';
-import { startFaultProxy, tooManyRequests } from '../support/fault-proxy.ts';
+import { startFaultProxy, tooManyRequests } from '../../src/testbed/fault-proxy.ts';
 import { JOB, startPrometheus } from '../support/prometheus.ts';
 import { metricsPortOf } from '../support/scrape.ts';
 

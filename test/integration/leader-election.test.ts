@@ -13,7 +13,7 @@ import { getLease, type Lease } from '../../src/leader/lease.ts';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.ts';
+import { startFaultProxy, type FaultProxy } from '../../src/testbed/fault-proxy.ts';
 import { loadTransport } from '../../src/kube/credentials.ts';
 
 const { cluster, kubeconfigPath, newNamespace } = useTestCluster();

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { useTestCluster } from '../support/cluster.ts';
 import { startCli } from '../support/cli.ts';
-import { startFaultProxy, tooManyRequests } from '../support/fault-proxy.ts';
+import { startFaultProxy, tooManyRequests } from '../../src/testbed/fault-proxy.ts';
 import { ARGO_FINALIZER, newPod, newWorkflow } from '../../src/testbed/fixtures.ts';
 
 const { cluster, kubeconfigPath, newNamespace } = useTestCluster();

@@ -14,7 +14,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ARGO_FINALIZER, newPod, newWorkflow, type PodObject } from '../../src/testbed/fixtures.ts';
 import { useTestCluster } from '../support/cluster.ts';
 import { metricValue, removals, resyncs, startController } from '../support/controller.ts';
-import { startFaultProxy, tooManyRequests, type Fault } from '../support/fault-proxy.ts';
+import { startFaultProxy, tooManyRequests, type Fault } from '../../src/testbed/fault-proxy.ts';
 
 const { cluster, kubeconfigPath, newNamespace } = useTestCluster();
 const LONG = 90_000;

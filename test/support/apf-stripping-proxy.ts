@@ -2,7 +2,7 @@
 // response headers (X-Kubernetes-PF-*): to a client, an API server that runs no APF, or one
 // behind a gateway that strips them.
 import type { IncomingHttpHeaders } from 'node:http';
-import { startFaultProxy, type FaultProxy } from './fault-proxy.ts';
+import { startFaultProxy, type FaultProxy } from '../../src/testbed/fault-proxy.ts';
 
 export type ApfStrippingProxy = FaultProxy;
 

@@ -1,0 +1,130 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Owners, OwnerEvidenceHeld } from './owners.ts';
+import type { OwnerState } from '../decide/decide.ts';
+import type { PodMeta, WorkflowMeta } from '../kube/objects.ts';
+import { ApiError } from '../kube/errors.ts';
+import { recordingLogger } from '../log.ts';
+import { FakeClock } from '../queue/fake-clock.ts';
+import type { OwnerConfirmation } from '../metrics/metrics.ts';
+
+const OWNER = { group: 'argoproj.io', version: 'v1alpha1', resource: 'workflows', kind: 'Workflow' };
+const notServed = () => new ApiError(404, 'NotFound', 'the server could not find the requested resource');
+
+function workflow(over: Partial<WorkflowMeta> = {}): WorkflowMeta {
+  return { namespace: 'ns', name: 'wf', uid: 'wf-1', resourceVersion: '1', deletionTimestamp: null, completedLabel: null, ...over };
+}
+
+function pod(over: Partial<PodMeta> = {}): PodMeta {
+  return {
+    namespace: 'ns', name: 'wf-pod', uid: 'pod-1', resourceVersion: '1', deletionTimestamp: null, finalizers: ['workflows.argoproj.io/status'],
+    completedLabel: 'false', workflowLabel: 'wf', owner: { name: 'wf', uid: 'wf-1' }, ...over,
+  };
+}
+
+/** owners builds an Owners over a one-entry cache and a scripted live read. */
+function owners(o: { cached?: WorkflowMeta; read?: () => Promise<WorkflowMeta | null> } = {}) {
+  const { logger, records } = recordingLogger();
+  const clock = new FakeClock(1_000);
+  const confirmations: OwnerConfirmation[] = [];
+  const servedGauge: boolean[] = [];
+  let servedAgain = 0;
+  let reads = 0;
+  const owners = new Owners({
+    owner: OWNER,
+    cache: { get: (namespace, name) => (o.cached !== undefined && `${namespace}/${name}` === 'ns/wf' ? o.cached : undefined) },
+    read: async () => {
+      reads++;
+      return (o.read ?? (async () => null))();
+    },
+    metrics: { ownerConfirmation: (r) => confirmations.push(r), ownerResourceServed: (s) => servedGauge.push(s) },
+    logger,
+    outageConsequence: 'C',
+    onServedAgain: () => servedAgain++,
+    now: () => clock.now(),
+    clock,
+    quietMs: 60_000,
+  });
+  return { owners, clock, records, confirmations, servedGauge, reads: () => reads, servedAgain: () => servedAgain };
+}
+
+/** confirmed is confirmedState's answer, or the name of what it threw. */
+async function confirmed(o: Owners, p: PodMeta): Promise<OwnerState | string> {
+  try {
+    return await o.confirmedState(p, 0, 0);
+  } catch (e) {
+    return (e as Error).constructor.name;
+  }
+}
+
+// The core rule, evidence by evidence, while the owner resource is served and while it is not.
+const evidence: { name: string; setup: (o: Owners) => void; cached?: WorkflowMeta; read?: () => Promise<WorkflowMeta | null>; served: OwnerState | string; notServed: OwnerState | string }[] = [
+  { name: 'the watch delivered its DELETE', setup: (o) => o.deleted('wf-1'), served: { kind: 'gone', because: 'deleted' }, notServed: { kind: 'gone', because: 'deleted' } },
+  { name: 'the cache shows its deletionTimestamp', setup: () => {}, cached: workflow({ deletionTimestamp: 5 }), served: { kind: 'deleting' }, notServed: { kind: 'deleting' } },
+  { name: 'a read found another UID under its name', setup: () => {}, read: async () => workflow({ uid: 'wf-2' }), served: { kind: 'gone', because: 'deleted' }, notServed: { kind: 'gone', because: 'deleted' } },
+  { name: 'a read found nothing under its name', setup: () => {}, read: async () => null, served: { kind: 'gone', because: 'absent' }, notServed: 'OwnerEvidenceHeld' },
+  { name: 'a read found it alive', setup: () => {}, read: async () => workflow(), served: { kind: 'alive', completed: 'no' }, notServed: { kind: 'alive', completed: 'no' } },
+];
+
+for (const e of evidence) {
+  for (const whileServed of [true, false]) {
+    test(`owners: ${e.name}, the resource ${whileServed ? 'served' : 'not served'}`, async () => {
+      const h = owners({ ...(e.cached ? { cached: e.cached } : {}), ...(e.read ? { read: e.read } : {}) });
+      if (!whileServed) h.owners.listPath.notServed(notServed());
+      e.setup(h.owners);
+      assert.deepEqual(await confirmed(h.owners, pod()), whileServed ? e.served : e.notServed);
+    });
+  }
+}
+
+test('owners: an owner found missing during an outage reads as unconfirmed from the cache, and as gone once the list works again', async () => {
+  const h = owners();
+  h.owners.listPath.notServed(notServed());
+  assert.equal(await confirmed(h.owners, pod()), OwnerEvidenceHeld.name);
+  assert.deepEqual(h.owners.cachedState(pod()), { kind: 'unconfirmed' });
+  h.owners.listPath.succeeded();
+  assert.deepEqual(h.owners.cachedState(pod()), { kind: 'gone', because: 'absent' });
+  assert.deepEqual(await confirmed(h.owners, pod()), { kind: 'gone', because: 'absent' });
+  assert.equal(h.reads(), 1, 'one read; what it found is remembered');
+  assert.equal(h.servedAgain(), 1);
+  assert.deepEqual(h.servedGauge, [false, true]);
+});
+
+test('owners: a read answered "resource not served" starts an outage; a read that works ends it', async () => {
+  let answer: () => Promise<WorkflowMeta | null> = async () => {
+    throw notServed();
+  };
+  const h = owners({ read: () => answer() });
+  assert.equal(await confirmed(h.owners, pod()), 'ApiError');
+  assert.equal(h.owners.served(), false);
+  answer = async () => workflow();
+  h.clock.advance(10_000); // the failed read is not reused
+  assert.deepEqual(await confirmed(h.owners, pod()), { kind: 'alive', completed: 'no' });
+  assert.equal(h.owners.served(), true);
+  assert.deepEqual(h.confirmations, ['failed', 'alive']);
+});
+
+test('owners: a 403 on reads is said once per episode, counted, and ends with a read that works', async () => {
+  let answer: () => Promise<WorkflowMeta | null> = async () => {
+    throw new ApiError(403, 'Forbidden', 'workflows.argoproj.io "wf" is forbidden');
+  };
+  const h = owners({ read: () => answer() });
+  for (let i = 0; i < 3; i++) assert.equal(await confirmed(h.owners, pod({ uid: `pod-${i}` })), 'ApiError');
+  assert.equal(h.owners.readsForbidden(), true);
+  answer = async () => workflow();
+  await confirmed(h.owners, pod());
+  assert.equal(h.owners.readsForbidden(), false);
+  assert.deepEqual(h.confirmations, ['forbidden', 'forbidden', 'forbidden', 'alive']);
+  assert.deepEqual(h.records.map((r) => r.level), ['error', 'info']);
+});
+
+test('owners: a gone owner is forgotten once no cached pod names it; a pod naming it later is confirmed by a read', async () => {
+  const h = owners({ read: async () => null });
+  h.owners.deleted('wf-1');
+  assert.equal(h.owners.goneRemembered, 1);
+  h.owners.forget('wf-1');
+  assert.equal(h.owners.goneRemembered, 0);
+  assert.deepEqual(h.owners.cachedState(pod()), { kind: 'unconfirmed' });
+  assert.deepEqual(await confirmed(h.owners, pod()), { kind: 'gone', because: 'absent' });
+  assert.equal(h.reads(), 1);
+});

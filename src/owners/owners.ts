@@ -1,0 +1,184 @@
+// Owners is the product's core safety rule in one place: who may conclude that a pod's owner is
+// gone. Everything else (the reconcile step, triage, the metrics, the sweep) asks here and
+// nowhere else; the owner watch and the live reads only hand in evidence.
+//
+// The evidence, and what each may prove:
+//   - the owner watch's DELETE event, or a live read that found another UID under the owner's
+//     name: gone ("deleted"), whatever else the API server is doing meanwhile;
+//   - a deletionTimestamp, in the cache or on a read: the owner is going ("deleting");
+//   - a live read that found nothing under the name (a 404 whose Status names that very
+//     object): gone ("absent"), but only while the owner resource is served. A gateway or an
+//     aggregation layer in a bad state can fake a missing object, so while any path sees the
+//     resource unserved (availability.ts), such a conclusion is held back: cachedState reports
+//     the owner unconfirmed, and confirmedState fails with OwnerEvidenceHeld, which the reconcile
+//     step treats as an outage (the key waits and is tried again).
+// The cache alone never proves an owner gone; resolver.ts says how reads are shared and when a
+// read may answer for a pod.
+
+import type { OwnerResource } from '../config/settings.ts';
+import type { Logger } from '../log.ts';
+import type { OwnerConfirmation } from '../metrics/metrics.ts';
+import type { PodMeta } from '../kube/objects.ts';
+import type { OwnerState } from '../decide/decide.ts';
+import { isForbidden, isResourceNotServed } from '../kube/errors.ts';
+import type { Clock } from '../queue/clock.ts';
+import { OwnerAvailability } from './availability.ts';
+import { OwnerResolver, type OwnerCache, type OwnerReader } from './resolver.ts';
+
+/** OwnerEvidenceHeld: an owner found missing while the owner resource is not served proves nothing yet. */
+export class OwnerEvidenceHeld extends Error {
+  constructor() {
+    super('the owner resource is not served: no pod is freed on an owner found missing until it is');
+  }
+}
+
+export interface OwnersOptions {
+  owner: OwnerResource;
+  /** cache is the owner watch's store. */
+  cache: OwnerCache;
+  /** read reads one owner live; null when the API server says that very object does not exist. */
+  read: OwnerReader;
+  metrics: { ownerConfirmation(result: OwnerConfirmation): void; ownerResourceServed(served: boolean): void };
+  logger: Logger;
+  /** What the command does while the owner resource is not served, for the outage's log line. */
+  outageConsequence: string;
+  /** Told when the owner resource is served again after an outage. */
+  onServedAgain?: () => void;
+  now?: () => number;
+  clock?: Clock;
+  quietMs?: number;
+}
+
+export class Owners {
+  readonly #resolver: OwnerResolver;
+  readonly #availability: OwnerAvailability;
+  readonly #o: OwnersOptions;
+  /** #forbidden: owner reads are answered 403; said once per episode, not per pod. */
+  #forbidden = false;
+
+  /**
+   * listPath is where the owner cache's list/watch reports whether the resource is served: a 404
+   * naming no object, or a list or a watch that opened.
+   */
+  readonly listPath: { notServed(err: unknown): void; succeeded(): void };
+
+  constructor(o: OwnersOptions) {
+    this.#o = o;
+    this.#availability = new OwnerAvailability({
+      owner: o.owner,
+      logger: o.logger,
+      consequence: o.outageConsequence,
+      onChange: (served) => {
+        o.metrics.ownerResourceServed(served);
+        if (served) o.onServedAgain?.();
+      },
+      ...(o.clock !== undefined ? { clock: o.clock } : {}),
+      ...(o.quietMs !== undefined ? { quietMs: o.quietMs } : {}),
+    });
+    this.listPath = {
+      notServed: (err) => this.#availability.notServed('list', err),
+      succeeded: () => this.#availability.succeeded('list'),
+    };
+    this.#resolver = new OwnerResolver({
+      cache: o.cache,
+      read: (namespace, name, priority) => this.#read(namespace, name, priority),
+      ...(o.now !== undefined ? { now: o.now } : {}),
+    });
+  }
+
+  /** served: the owner resource is served (no 404 naming no object on its list, watch or reads). */
+  served(): boolean {
+    return this.#availability.served();
+  }
+
+  /** readsForbidden: owner reads are answered 403 (RBAC); a pod that needs one waits. */
+  readsForbidden(): boolean {
+    return this.#forbidden;
+  }
+
+  /** now is the clock that pods' observation times are measured on. */
+  now(): number {
+    return this.#resolver.now();
+  }
+
+  /** goneRemembered is how many gone UIDs are remembered (for tests). */
+  get goneRemembered(): number {
+    return this.#resolver.goneRemembered;
+  }
+
+  /**
+   * deleted hands in the owner watch's DELETE event: that UID is gone for good. The caller
+   * passes it only while cached pods name the UID (see forget).
+   */
+  deleted(uid: string): void {
+    this.#resolver.markGone(uid, 'deleted');
+  }
+
+  /**
+   * forget drops what is known of a gone UID once no cached pod names it. A pod that names it
+   * later is confirmed by a read, as any unknown owner is.
+   */
+  forget(uid: string): void {
+    this.#resolver.forgetGone(uid);
+  }
+
+  /** cachedState is what the cache and the evidence handed in say, without a read. */
+  cachedState(pod: PodMeta): OwnerState {
+    const s = this.#resolver.cachedState(pod);
+    return this.#held(s) ? { kind: 'unconfirmed' } : s;
+  }
+
+  /**
+   * confirmedState settles what cachedState left open, with at most one live read per owner
+   * shared by the pods observed before it (resolver.ts). `observedAt` is when the pod was first
+   * seen, on now()'s clock. It throws OwnerEvidenceHeld rather than report an owner absent while
+   * the resource is not served.
+   */
+  async confirmedState(pod: PodMeta, observedAt: number, priority: number, signal?: AbortSignal): Promise<OwnerState> {
+    const s = await this.#resolver.confirmedState(pod, observedAt, priority, signal);
+    if (this.#held(s)) throw new OwnerEvidenceHeld();
+    return s;
+  }
+
+  /** stop cancels the outage bookkeeping's timer. */
+  stop(): void {
+    this.#availability.stop();
+  }
+
+  #held(s: OwnerState): boolean {
+    return s.kind === 'gone' && s.because === 'absent' && !this.#availability.served();
+  }
+
+  async #read(namespace: string, name: string, priority: number) {
+    const { metrics } = this.#o;
+    try {
+      const wf = await this.#o.read(namespace, name, priority);
+      this.#availability.succeeded('read');
+      this.#readsAllowed();
+      metrics.ownerConfirmation(wf === null ? 'gone' : 'alive');
+      return wf;
+    } catch (err) {
+      if (isResourceNotServed(err)) this.#availability.notServed('read', err);
+      const forbidden = isForbidden(err);
+      if (forbidden) this.#readForbidden(err);
+      metrics.ownerConfirmation(forbidden ? 'forbidden' : 'failed');
+      throw err;
+    }
+  }
+
+  #readForbidden(err: unknown): void {
+    if (this.#forbidden) return;
+    this.#forbidden = true;
+    const { owner } = this.#o;
+    this.#o.logger.error(
+      { resource: owner.resource, err: err instanceof Error ? err.message : String(err) },
+      `owner reads are forbidden (403): grant get on ${owner.group === '' ? owner.resource : `${owner.resource}.${owner.group}`} to this account; pods whose owner must be read keep their finalizer and are tried again`,
+    );
+  }
+
+  #readsAllowed(): void {
+    if (!this.#forbidden) return;
+    this.#forbidden = false;
+    this.#o.logger.info({ resource: this.#o.owner.resource }, 'recovered: owner reads are allowed again');
+  }
+}

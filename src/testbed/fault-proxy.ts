@@ -77,6 +77,11 @@ export async function startFaultProxy(o: FaultProxyOptions): Promise<FaultProxy>
         // Send the headers now, as the API server does: a watch's opening is its headers, and
         // Node would hold them back until the first event.
         res.flushHeaders();
+        // An answer cut short behind the proxy is cut short in front of it, as a gateway's is:
+        // pipe() would leave a watch open and silent for good.
+        answer.on('close', () => {
+          if (!answer.complete) res.destroy();
+        });
         answer.pipe(res);
       },
     );

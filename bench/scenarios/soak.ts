@@ -2,14 +2,19 @@
 // (Workflows created with their pods, pods recorded, Workflows deleted; 20 pods a second) for 30
 // minutes at full scale, with faults on a schedule: the leader SIGKILLed (a new replica takes its
 // place), the API server restarted, a blackout of the API for the controllers (30 s), and an
-// owner-resource outage (the Workflow CRD's v1alpha1 switched to served: false). It reports
-// whether every pod ended as it had to, memory of each replica over time, the follower's queue
-// depth, event-loop delay and the time to recover from each fault.
+// owner-resource outage as operators meet it: a gateway in front of the API server answers 404
+// "the server could not find the requested resource" to every Workflow request (30 s), then
+// passes them on again, the controllers' Workflow watches resuming from their resourceVersion
+// with nothing changed in between; a Workflow alive all through it is deleted as it ends. It
+// reports whether every pod ended as it had to, memory of each replica over time, the
+// follower's queue depth, event-loop delay, the time to recover from each fault, and how soon
+// the pods of the Workflow deleted at the end of the owner outage were freed.
 import { join } from 'node:path';
 import { DEFAULTS, startController, type RunningController } from '../contenders/sweeper.ts';
 import { mapConcurrent } from '../../src/testbed/cluster.ts';
 import { ARGO_FINALIZER, COMPLETED_LABEL, WORKFLOW_LABEL, newPod, newWorkflow, type PodObject } from '../../src/testbed/fixtures.ts';
 import { BytePipe } from '../lib/byte-proxy.ts';
+import { startFaultProxy, type Fault as Answer } from '../../src/testbed/fault-proxy.ts';
 import { createNamespace } from '../lib/populate.ts';
 import type { Scrape } from '../lib/prom.ts';
 import { fig, format, goal, type Goal } from '../lib/result.ts';
@@ -27,7 +32,13 @@ const KEEP_MS = 30_000;
 const SAMPLE_EVERY_MS = 10_000;
 const NAMESPACE = 's11-soak';
 const LEASE = 'soak';
-const CRD = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/workflows.argoproj.io';
+/** How long the pods of the Workflow deleted at the end of the owner outage may take to be freed. */
+const FREED_AFTER_OUTAGE_GOAL_S = 10;
+/** NOT_SERVED is a gateway's answer for a resource it cannot route: a 404 naming no object. */
+const NOT_SERVED: Answer = {
+  status: 404,
+  body: { kind: 'Status', apiVersion: 'v1', status: 'Failure', message: 'the server could not find the requested resource', reason: 'NotFound', details: {}, code: 404 },
+};
 
 interface Replica {
   name: string;
@@ -60,11 +71,18 @@ export const soak: ClusterScenario = {
     const faults = plan.faults ? faultSchedule(durationMs) : [];
     out.size = { seconds: durationMs / 1000, podsPerSecond: WORKFLOWS_PER_SECOND * PODS_PER_WORKFLOW };
     await createNamespace(env.cluster, NAMESPACE);
-    await serveV1Too(env);
 
-    // The controllers reach the API server through a pipe that can black it out; the churn does not.
+    // The controllers reach the API server through a gateway that can answer Workflow requests
+    // itself, then a pipe that can black it out; the churn reaches it directly.
     const pipe = await BytePipe.start(env.plane.server);
-    const kubeconfig = await pipe.writeKubeconfig(env.plane.kubeconfigPath, join(env.plane.dir, 'soak.kubeconfig'), env.plane.server);
+    const piped = await pipe.writeKubeconfig(env.plane.kubeconfigPath, join(env.plane.dir, 'soak-pipe.kubeconfig'), env.plane.server);
+    let ownerOutage = false;
+    const gateway = await startFaultProxy({
+      kubeconfigPath: piped,
+      path: join(env.plane.dir, 'soak.kubeconfig'),
+      fault: (req) => (ownerOutage && req.url?.startsWith('/apis/argoproj.io/') ? NOT_SERVED : null),
+    });
+    const kubeconfig = gateway.kubeconfigPath;
     const replicas: Replica[] = [];
     const t0 = performance.now();
     const at = () => performance.now() - t0;
@@ -81,8 +99,7 @@ export const soak: ClusterScenario = {
     const tally = { created: 0, wrongFrees: 0, checkedKept: 0, errors: 0 };
     /** Deleted Workflows, with when (ms into the run) their deletion was sent. */
     const deleted = new Map<string, number>();
-    let version = 'v1alpha1'; // the churn writes Workflows through v1 while v1alpha1 is not served
-    const wfPath = (name = '') => `/apis/argoproj.io/${version}/namespaces/${NAMESPACE}/workflows${name ? `/${name}` : ''}`;
+    const wfPath = (name = '') => `/apis/argoproj.io/v1alpha1/namespaces/${NAMESPACE}/workflows${name ? `/${name}` : ''}`;
     const pending: Array<Promise<void>> = [];
     const later = (ms: number, fn: () => Promise<void>) =>
       void pending.push(
@@ -93,7 +110,7 @@ export const soak: ClusterScenario = {
 
     const lifecycle = async (i: number): Promise<void> => {
       const name = `wf-${i}`;
-      const wf = (await env.cluster.client.call('POST', wfPath(), { ...newWorkflow({ namespace: NAMESPACE, name }), apiVersion: `argoproj.io/${version}` })) as { metadata: { uid: string } };
+      const wf = (await env.cluster.client.call('POST', wfPath(), newWorkflow({ namespace: NAMESPACE, name }))) as { metadata: { uid: string } };
       const owner = { name, uid: wf.metadata.uid };
       const pods = Array.from({ length: PODS_PER_WORKFLOW }, (_, p) => newPod({ namespace: NAMESPACE, name: `${name}-p${p}`, workflow: owner }));
       await mapConcurrent(pods, PODS_PER_WORKFLOW, (p) => env.cluster.createPod(p));
@@ -131,6 +148,8 @@ export const soak: ClusterScenario = {
 
     // Sampling: removals every second (recovery times), memory and queues every SAMPLE_EVERY_MS.
     const recovery: Array<{ fault: Fault; endedAt: number; recoveredAt: number | null }> = [];
+    /** For each owner outage: seconds from the deletion sent as it ended to the last of the Workflow's pods freed (null: not within 5 min). */
+    const freedAfterOutage: Array<number | null> = [];
     const lastRemoved = new Map<Replica, number>();
     let lastSample = -Infinity;
     const sampler = setInterval(() => {
@@ -171,11 +190,14 @@ export const soak: ClusterScenario = {
           await sleepUntil(t0 + fault.atMs + fault.forMs);
           pipe.blackout(false);
         } else {
-          await serve(env, false);
-          version = 'v1';
+          const probe = await probeWorkflow(env, `outage-probe-${fault.atMs}`);
+          ownerOutage = true;
           await sleepUntil(t0 + fault.atMs + fault.forMs);
-          await serve(env, true);
-          version = 'v1alpha1';
+          ownerOutage = false;
+          const kept = await probe.stillHeld();
+          tally.checkedKept += PODS_PER_WORKFLOW;
+          tally.wrongFrees += PODS_PER_WORKFLOW - kept;
+          freedAfterOutage.push(await probe.deleteAndTimeFreed());
         }
         recovery.push({ fault, endedAt: at(), recoveredAt: null });
       }
@@ -199,6 +221,7 @@ export const soak: ClusterScenario = {
     }
     clearInterval(sampler);
     await Promise.all(replicas.filter((r) => !r.killed).map((r) => r.ctl.stop()));
+    await gateway.close();
     await pipe.stop();
 
     const warmUpMs = durationMs * 0.2;
@@ -241,6 +264,7 @@ export const soak: ClusterScenario = {
     out.goals.push(
       goal('no pod freed wrongly (pods of live, unrecorded Workflows keep our finalizer)', tally.wrongFrees, ' pods', (v) => v === 0),
       goal('nothing left behind once its owner is gone', left, ' pods', (v) => v === 0),
+      ...freedAfterOutage.map((s) => goal(`pods of a Workflow deleted as the owner outage ended freed within ${FREED_AFTER_OUTAGE_GOAL_S} s`, s, ' s', (v) => v !== null && v <= FREED_AFTER_OUTAGE_GOAL_S)),
       goal('the follower holds no work (queue depth 0)', Math.max(0, ...replicas.map((r) => r.followerDepth)), '', (v) => v === 0),
       ...[true, false].map((leading) => roleGrowth(replicas, leading, afterWarmUp, durationMs / 3)),
     );
@@ -312,18 +336,25 @@ async function leaderOf(replicas: Replica[]): Promise<Replica | null> {
   return null;
 }
 
-/** serveV1Too adds a served v1 (not stored) beside v1alpha1, so that v1alpha1 can be switched off. */
-async function serveV1Too(env: Parameters<ClusterScenario['run']>[0]['env']): Promise<void> {
-  const crd = (await env.cluster.client.call('GET', CRD)) as { spec: { versions: Array<{ name: string; served: boolean; storage: boolean }> } };
-  const v1alpha1 = crd.spec.versions.find((v) => v.name === 'v1alpha1');
-  if (v1alpha1 === undefined || crd.spec.versions.some((v) => v.name === 'v1')) return;
-  await env.cluster.client.call('PATCH', CRD, { spec: { versions: [v1alpha1, { ...v1alpha1, name: 'v1', storage: false }] } }, 'application/merge-patch+json');
-}
-
-async function serve(env: Parameters<ClusterScenario['run']>[0]['env'], served: boolean): Promise<void> {
-  const crd = (await env.cluster.client.call('GET', CRD)) as { spec: { versions: Array<{ name: string; served: boolean }> } };
-  const versions = crd.spec.versions.map((v) => (v.name === 'v1alpha1' ? { ...v, served } : v));
-  await env.cluster.client.call('PATCH', CRD, { spec: { versions } }, 'application/merge-patch+json');
+/**
+ * probeWorkflow creates a Workflow with PODS_PER_WORKFLOW unrecorded pods, alive until deleted:
+ * the owner outage's witness. stillHeld counts its pods that keep our finalizer;
+ * deleteAndTimeFreed deletes it and times how long until none of its pods holds our finalizer.
+ */
+async function probeWorkflow(env: Parameters<ClusterScenario['run']>[0]['env'], name: string) {
+  const wf = await env.cluster.createWorkflow(newWorkflow({ namespace: NAMESPACE, name }));
+  const owner = { name, uid: wf.metadata.uid! };
+  await env.cluster.createPods(Array.from({ length: PODS_PER_WORKFLOW }, (_, p) => newPod({ namespace: NAMESPACE, name: `${name}-p${p}`, workflow: owner })));
+  const held = async () => (await env.cluster.listPods(NAMESPACE, `${WORKFLOW_LABEL}=${name}`)).filter((p) => p.metadata.finalizers?.includes(ARGO_FINALIZER)).length;
+  return {
+    stillHeld: held,
+    async deleteAndTimeFreed(): Promise<number | null> {
+      const sent = performance.now();
+      await env.cluster.deleteWorkflow(NAMESPACE, name);
+      const freed = await env.cluster.waitFor(async () => ((await held()) === 0 ? true : undefined), 300_000, `the pods of ${name} to be freed`).catch(() => false);
+      return freed ? (performance.now() - sent) / 1000 : null;
+    },
+  };
 }
 
 function sleepUntil(atMs: number): Promise<void> {

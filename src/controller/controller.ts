@@ -40,6 +40,7 @@ export class Controller {
     this.#recovery = new RecoveryResync(() => this.#recover());
     const workflowStore = new Store<WorkflowMeta>();
     const podStore = new PodStore();
+    // Owners and Cleanup exist before the sources whose handlers feed them.
     this.owners = new Owners({
       owner: o.settings.owner,
       cache: { get: (namespace, name) => workflowStore.get(`${namespace}/${name}`) },
@@ -48,6 +49,15 @@ export class Controller {
       logger: o.logger,
       outageConsequence: 'Retrying until it is served; meanwhile no pod is freed on an owner found missing (only on one seen deleted), and the controller stays unready',
       onServedAgain: () => this.#recovery.request(),
+    });
+    this.cleanup = new Cleanup({
+      settings: o.settings,
+      pods: podStore,
+      podApi: apis.podApi,
+      owners: this.owners,
+      metrics: o.metrics,
+      logger: o.logger,
+      ...(o.events !== undefined ? { events: o.events } : {}),
     });
     this.#workflows = new Source({
       ...common,
@@ -94,15 +104,6 @@ export class Controller {
           if (pod.owner !== null && !podStore.hasPodsOf(pod.owner.uid)) this.owners.forget(pod.owner.uid);
         },
       },
-    });
-    this.cleanup = new Cleanup({
-      settings: o.settings,
-      pods: podStore,
-      podApi: apis.podApi,
-      owners: this.owners,
-      metrics: o.metrics,
-      logger: o.logger,
-      ...(o.events !== undefined ? { events: o.events } : {}),
     });
     o.metrics.trackCache('pods', () => this.#pods.store.size);
     o.metrics.trackCache('workflows', () => this.#workflows.store.size);

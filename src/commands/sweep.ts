@@ -4,7 +4,7 @@
 // exits once every queued pod is done. It takes no lease: every write carries its
 // resourceVersion, so it is safe beside a running controller.
 
-import type { Settings } from '../config/settings.ts';
+import { podListSelector, type Settings } from '../config/settings.ts';
 import { createLogger, type Logger } from '../log.ts';
 import { Metrics } from '../metrics/metrics.ts';
 import { Store } from '../cache/store.ts';
@@ -97,7 +97,7 @@ async function sweep(settings: Settings, logger: Logger, shutdown: Shutdown, dis
       const wf = trimmed(obj, apis.trimWorkflow, logger);
       if (wf !== null) workflows.set(wf);
     });
-    await listAll(apis.pods, { ...listing, labelSelector: settings.podSelector }, shutdown.stop, (obj) => {
+    await listAll(apis.pods, { ...listing, labelSelector: podListSelector(settings) }, shutdown.stop, (obj) => {
       const pod = trimmed(obj, apis.trimPod, logger);
       if (pod === null || !pod.finalizers.includes(settings.finalizer)) return tally.listed(false, { action: 'none' });
       pods.set(pod);

@@ -5,6 +5,7 @@ import {
   dnsLabelProblem,
   dnsSubdomainProblem,
   labelSelectorProblem,
+  labelValueProblem,
   qualifiedNameProblem,
 } from './names.ts';
 import type { Settings } from './settings.ts';
@@ -141,6 +142,12 @@ export const KEYS: readonly SettingSpec[] = [
     describe: 'Label selector of the workflow pods to watch.',
     parse: checked('a label selector such as "a", "a=b", "a in (b,c)", comma-separated', labelSelectorProblem),
     get: (s) => s.podSelector, set: (s, v) => { s.podSelector = v; },
+  }),
+  define({
+    key: 'instanceId', commands: BOTH, group: 'Selection:', unset: 'none: only pods without an instance ID label',
+    describe: 'Argo\'s instance ID (its --instanceid): only pods labelled workflows.argoproj.io/controller-instanceid with it are ours; unset, only pods without that label, as Argo without one.',
+    parse: nullable(checked('a label value (alphanumeric, with "-", "_" or "." inside)', (v) => (v === '' ? 'empty: leave it unset for pods without an instance ID' : labelValueProblem(v)))),
+    get: (s) => s.instanceId, set: (s, v) => { s.instanceId = v; },
   }),
   define({
     key: 'finalizer', commands: BOTH, group: 'Selection:',

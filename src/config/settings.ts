@@ -21,6 +21,8 @@ export interface Conventions {
   workflowLabel: string;
   /** Label set to "true" on a pod (and a Workflow) once the engine has recorded it. */
   completedLabel: string;
+  /** Label naming the engine instance that runs a pod (Argo's --instanceid). */
+  instanceIdLabel: string;
 }
 
 /**
@@ -52,6 +54,8 @@ export interface Settings {
   // What is watched and what is removed.
   namespaces: string[]; // empty: all namespaces
   podSelector: string;
+  /** The engine instance whose pods are ours (Argo's --instanceid); null: pods without one. */
+  instanceId: string | null;
   finalizer: string;
   owner: OwnerResource;
   conventions: Conventions;
@@ -90,6 +94,7 @@ export interface Settings {
 export const ARGO_CONVENTIONS: Conventions = {
   workflowLabel: 'workflows.argoproj.io/workflow',
   completedLabel: 'workflows.argoproj.io/completed',
+  instanceIdLabel: 'workflows.argoproj.io/controller-instanceid',
 };
 
 export const DEFAULTS: Settings = {
@@ -100,6 +105,7 @@ export const DEFAULTS: Settings = {
   kubeApiBurst: null,
   namespaces: [],
   podSelector: ARGO_CONVENTIONS.workflowLabel,
+  instanceId: null,
   finalizer: 'workflows.argoproj.io/status',
   owner: { group: 'argoproj.io', version: 'v1alpha1', resource: 'workflows', kind: 'Workflow' },
   conventions: ARGO_CONVENTIONS,
@@ -125,3 +131,14 @@ export const DEFAULTS: Settings = {
   maxRemovals: null,
   output: 'text',
 };
+
+/**
+ * podListSelector is the label selector pods are listed and watched with: --pod-selector, and
+ * the instance ID as Argo applies it (with --instanceid, only pods labelled with it; without,
+ * only pods without the label), so that each Argo install in a cluster has its own sweeper.
+ */
+export function podListSelector(s: Pick<Settings, 'podSelector' | 'instanceId' | 'conventions'>): string {
+  const label = s.conventions.instanceIdLabel;
+  const instance = s.instanceId === null ? `!${label}` : `${label}=${s.instanceId}`;
+  return s.podSelector.trim() === '' ? instance : `${s.podSelector},${instance}`;
+}

@@ -2,7 +2,7 @@
 // pods), event handlers that only compute a key and a priority, a periodic resync from memory,
 // and the shared Cleanup machinery worked while this replica leads.
 
-import type { Settings } from '../config/settings.ts';
+import { podListSelector, type Settings } from '../config/settings.ts';
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import type { ApiClient } from '../kube/client.ts';
@@ -86,7 +86,7 @@ export class Controller {
       onRecovered: () => this.#recovery.request(),
       store: podStore,
       trim: apis.trimPodSharing(podStore),
-      labelSelector: o.settings.podSelector,
+      labelSelector: podListSelector(o.settings),
       handlers: {
         onAdd: (pod) => {
           this.#indexLabel(pod, true);

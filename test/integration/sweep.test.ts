@@ -247,6 +247,29 @@ test('--reason owner-gone frees only the orphans and counts the others as filter
   assert.equal(s.kept['reason-filtered'], 7);
 });
 
+test('--instance-id: each sweep frees only its own Argo install\'s pods, as Argo selects them', async (t) => {
+  const ns = await newNamespace(t);
+  const wf = await cluster.createWorkflow(newWorkflow({ namespace: ns, name: 'gone' }));
+  const owner = { name: 'gone', uid: wf.metadata.uid ?? '' };
+  const instance = (id: string | null) => (id === null ? {} : { labels: { 'workflows.argoproj.io/controller-instanceid': id } });
+  await cluster.createPods([
+    newPod({ namespace: ns, name: 'no-instance', workflow: owner, ...instance(null) }),
+    newPod({ namespace: ns, name: 'instance-a', workflow: owner, ...instance('a') }),
+    newPod({ namespace: ns, name: 'instance-b', workflow: owner, ...instance('b') }),
+  ]);
+  await cluster.deleteWorkflow(ns, 'gone');
+  const before = await podStates(ns);
+
+  const unset = await sweep(ns);
+  assert.equal(unset.code, 0, unset.stderr);
+  assert.deepEqual(freed(before, await podStates(ns)), ['no-instance'], 'without --instance-id: only pods without the label');
+  const a = await sweep(ns, ['--instance-id', 'a']);
+  assert.equal(a.code, 0, a.stderr);
+  assert.deepEqual(freed(before, await podStates(ns)), ['instance-a', 'no-instance']);
+  assert.equal(a.summary.reasons['owner-gone'].found, 1);
+  assert.ok((await podStates(ns)).get('instance-b')?.finalizers.includes(ARGO_FINALIZER), 'instance b\'s pod is left to its own sweeper');
+});
+
 // --- exit codes -------------------------------------------------------------------------------
 
 describe('bad flags and configuration exit 2 with a message on stderr and nothing on stdout', () => {

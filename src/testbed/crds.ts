@@ -2,15 +2,19 @@
 // so that they are usable before anything (the garbage collector above all) starts watching.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { loadYaml } from '@kubernetes/client-node';
+import { load } from 'js-yaml';
 import type { ApiClient } from './http.ts';
 
 /** WORKFLOW_CRD_PATH is the Workflow CRD the test bed installs by default. */
 export const WORKFLOW_CRD_PATH = join(import.meta.dirname, '..', '..', 'config', 'workflow-crd.yaml');
 
-/** loadWorkflowCrd parses config/workflow-crd.yaml. */
+/**
+ * loadWorkflowCrd parses config/workflow-crd.yaml as plain YAML. (client-node's loadYaml maps it
+ * onto its typed model, which renames the schema's x-kubernetes-* keys: the API server then
+ * pruned every Workflow's spec and status to {}.)
+ */
 export async function loadWorkflowCrd(): Promise<object> {
-  return loadYaml<object>(await readFile(WORKFLOW_CRD_PATH, 'utf8'));
+  return load(await readFile(WORKFLOW_CRD_PATH, 'utf8')) as object;
 }
 
 interface Crd {

@@ -14,6 +14,7 @@ function pod(name: string, ownerUid: string | null, over: Partial<PodMeta> = {})
     completedLabel: null,
     workflowLabel: null,
     owner: ownerUid === null ? null : { name: 'wf', uid: ownerUid },
+    nodeId: null,
     ...over,
   };
 }

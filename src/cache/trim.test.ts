@@ -29,7 +29,7 @@ function wirePod(meta: Partial<ObjectMeta> = {}): MetaObject {
   };
 }
 
-test('a pod trims to identity, finalizers in order, the two labels and its Workflow owner', () => {
+test('a pod trims to identity, finalizers in order, the two labels, its Workflow owner and its node ID', () => {
   assert.deepEqual(toPodMeta(wirePod(), opts), {
     namespace: 'ns',
     name: 'wf-1',
@@ -40,8 +40,22 @@ test('a pod trims to identity, finalizers in order, the two labels and its Workf
     completedLabel: 'false',
     workflowLabel: 'wf',
     owner: { name: 'wf', uid: 'wf-uid' },
+    nodeId: 'wf-1',
   });
 });
+
+// The node ID is kept only for a pod that may wait for its node: it costs memory per cached pod.
+const nodeIdCases: Array<{ name: string; meta: Partial<ObjectMeta>; nodeId: string | null }> = [
+  { name: 'the node-id annotation', meta: {}, nodeId: 'wf-1' },
+  { name: 'derived from the node-name annotation, as Argo does', meta: { annotations: { 'workflows.argoproj.io/node-name': 'wf[0].a' } }, nodeId: 'wf-3986212215' }, // Go's hash/fnv New32a of "wf[0].a"
+  { name: 'the pod name, without either annotation', meta: { annotations: {} }, nodeId: 'wf-1' },
+  { name: 'none for a recorded pod', meta: { labels: { 'workflows.argoproj.io/completed': 'true' } }, nodeId: null },
+  { name: 'none without our finalizer', meta: { finalizers: ['example.com/keep'] }, nodeId: null },
+  { name: 'none without an owner reference', meta: { ownerReferences: [] }, nodeId: null },
+];
+for (const { name, meta, nodeId } of nodeIdCases) {
+  test(`node ID: ${name}`, () => assert.equal(toPodMeta(wirePod(meta), opts).nodeId, nodeId));
+}
 
 test('deletionTimestamp becomes epoch milliseconds', () => {
   const pod = toPodMeta(wirePod({ deletionTimestamp: '2026-11-22T05:00:00Z' }), opts);

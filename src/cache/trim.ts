@@ -5,6 +5,7 @@
 // repeats: 21.5 MB less for a cache of 100,000 pods, 100 to a Workflow (BENCHMARKS.md, scenario 9).
 import type { Conventions, OwnerResource } from '../config/settings.ts';
 import type { MetaObject, ObjectMeta, OwnerRef, PodMeta, WorkflowMeta } from '../kube/objects.ts';
+import { nodeIdOf } from '../argo/node-status.ts';
 
 /** InvalidObjectError: an object lacks what every stored object must have (name, uid, ...). */
 export class InvalidObjectError extends Error {
@@ -33,16 +34,22 @@ export function toPodMeta(obj: MetaObject, opts: PodTrimOptions): PodMeta {
   const meta = metadataOf(obj);
   const owner = ownerOf(meta, opts.owner, opts.owners);
   const workflowLabel = labelOf(meta, opts.conventions.workflowLabel);
+  const completedLabel = internOrNull(labelOf(meta, opts.conventions.completedLabel));
+  const finalizers = sharedList(finalizersOf(meta, opts.finalizer));
+  const name = required(meta, 'name');
+  // Only a pod that may wait for its node needs its node ID: the rest of the cache goes without.
+  const mayWait = completedLabel !== 'true' && opts.finalizer !== undefined && finalizers.includes(opts.finalizer);
   const pod: PodMeta = {
     namespace: intern(required(meta, 'namespace')),
-    name: required(meta, 'name'),
+    name,
     uid: required(meta, 'uid'),
     resourceVersion: required(meta, 'resourceVersion'),
     deletionTimestamp: deletionTimestampOf(meta),
-    finalizers: sharedList(finalizersOf(meta, opts.finalizer)),
-    completedLabel: internOrNull(labelOf(meta, opts.conventions.completedLabel)),
+    finalizers,
+    completedLabel,
     workflowLabel: workflowLabel === owner?.name ? owner.name : workflowLabel,
     owner,
+    nodeId: mayWait && owner !== null ? nodeIdOf(annotationsOf(meta), owner.name, name) : null,
   };
   return Object.freeze(pod);
 }
@@ -121,6 +128,11 @@ function finalizersOf(meta: ObjectMeta, ours: string | undefined): string[] {
   const list: unknown = meta.finalizers;
   if (!Array.isArray(list)) return [];
   return list.filter((f): f is string => typeof f === 'string').map((f) => (f === ours ? ours : intern(f)));
+}
+
+function annotationsOf(meta: ObjectMeta): Readonly<Record<string, unknown>> | undefined {
+  const annotations: unknown = meta.annotations;
+  return typeof annotations === 'object' && annotations !== null && !Array.isArray(annotations) ? (annotations as Record<string, unknown>) : undefined;
 }
 
 function labelOf(meta: ObjectMeta, key: string): string | null {

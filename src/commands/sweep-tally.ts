@@ -3,7 +3,7 @@
 
 import Table from 'cli-table3';
 import { REASONS, type Reason } from '../config/settings.ts';
-import type { Decision } from '../decide/decide.ts';
+import type { Decision, WaitReason } from '../decide/decide.ts';
 import type { Outcome } from '../work/reconcile.ts';
 
 export interface ReasonCounts {
@@ -18,7 +18,7 @@ export interface ReasonCounts {
 }
 
 /** KeptWhy is why a pod kept our finalizer without an error. */
-export type KeptWhy = 'owner-alive-unrecorded' | 'unattributable' | 'reason-filtered' | 'max-removals';
+export type KeptWhy = WaitReason | 'reason-filtered' | 'max-removals';
 
 export interface SweepSummary {
   dryRun: boolean;
@@ -49,7 +49,7 @@ export class SweepTally {
   podsWithFinalizer = 0;
   conflicts = 0;
   readonly reasons = Object.fromEntries(REASONS.map((r) => [r, zero()])) as Record<Reason, ReasonCounts>;
-  readonly kept: Record<KeptWhy, number> = { 'owner-alive-unrecorded': 0, unattributable: 0, 'reason-filtered': 0, 'max-removals': 0 };
+  readonly kept: Record<KeptWhy, number> = { 'owner-alive-unrecorded': 0, 'owner-alive-offloaded': 0, unattributable: 0, 'reason-filtered': 0, 'max-removals': 0 };
   readonly failures: SweepSummary['failures'] = [];
   /** Failures that happened before any reason was known (e.g. the owner read failed). */
   unattributedFailures = 0;

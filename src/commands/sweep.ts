@@ -67,6 +67,7 @@ async function sweep(settings: Settings, logger: Logger, shutdown: Shutdown, dis
     settings,
     pods,
     podApi: apis.podApi,
+    readStatus: apis.readStatus,
     owners,
     metrics,
     logger,
@@ -83,7 +84,7 @@ async function sweep(settings: Settings, logger: Logger, shutdown: Shutdown, dis
         return n < MAX_TRIES && !shutdown.stop.aborted;
       },
       onOutcome: (key, outcome) => {
-        const final = outcome.kind !== 'retry' || (tries.get(key) ?? 0) >= MAX_TRIES || shutdown.stop.aborted;
+        const final = (outcome.kind !== 'retry' && outcome.kind !== 'recheck') || (tries.get(key) ?? 0) >= MAX_TRIES || shutdown.stop.aborted;
         tally.finished(key, outcome, final);
       },
     });

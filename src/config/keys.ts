@@ -9,7 +9,7 @@ import {
   qualifiedNameProblem,
 } from './names.ts';
 import type { Settings } from './settings.ts';
-import { API_BUDGET_MODES, EVENTS_LEVELS, FALLBACK_API_RATE, REASONS } from './settings.ts';
+import { API_BUDGET_MODES, EVENTS_LEVELS, FALLBACK_API_RATE, NODE_STATUS_SCOPES, REASONS } from './settings.ts';
 import type { Parser } from './values.ts';
 import {
   boolean,
@@ -192,6 +192,11 @@ export const KEYS: readonly SettingSpec[] = [
     key: 'forceAfter', commands: BOTH, group: 'Work:', unset: 'off',
     describe: 'Remove the finalizer of a pod finished this long ago even if its owner is alive (reason "stale"); 0 is off.',
     parse: optionalDuration, get: (s) => s.forceAfterMs, set: (s, v) => { s.forceAfterMs = v; }, show: showDuration,
+  }),
+  define({
+    key: 'nodeStatus', commands: BOTH, group: 'Work:',
+    describe: 'Which pods of a live, unrecorded Workflow have their node looked up in the Workflow as stored (one read per Workflow, spaced): terminating (Terminating pods only), all, or off. A node Argo shows fulfilled has been recorded.',
+    parse: oneOf(NODE_STATUS_SCOPES), get: (s) => s.nodeStatus, set: (s, v) => { s.nodeStatus = v; },
   }),
   define({
     key: 'dryRun', commands: BOTH, group: 'Work:',

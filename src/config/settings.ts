@@ -43,6 +43,13 @@ export const EVENTS_LEVELS: readonly EventsLevel[] = ['none', 'warnings', 'all']
 /** FALLBACK_API_RATE is the QPS and burst that apply where a cap applies and none was given. */
 export const FALLBACK_API_RATE = { qps: 100, burst: 200 } as const;
 
+/**
+ * NodeStatusScope: which pods that wait for their live owner have their node looked up in the
+ * owner's stored status (src/argo/): none, Terminating ones, or all.
+ */
+export type NodeStatusScope = 'off' | 'terminating' | 'all';
+export const NODE_STATUS_SCOPES: readonly NodeStatusScope[] = ['off', 'terminating', 'all'];
+
 export interface Settings {
   // Cluster access.
   kubeconfig: string | null;
@@ -64,6 +71,7 @@ export interface Settings {
   podCleanupWorkers: number;
   resyncPeriodMs: number;
   forceAfterMs: number | null; // null: the `stale` reason is off
+  nodeStatus: NodeStatusScope;
   dryRun: boolean;
   listPageSize: number;
   /** watchList: first syncs of the controller's caches try a WatchList (controller only). */
@@ -112,6 +120,7 @@ export const DEFAULTS: Settings = {
   podCleanupWorkers: 8,
   resyncPeriodMs: 5 * 60_000,
   forceAfterMs: null,
+  nodeStatus: 'terminating',
   dryRun: false,
   listPageSize: 500,
   watchList: true,

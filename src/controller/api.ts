@@ -7,6 +7,8 @@ import { MetadataApi, PODS } from '../kube/metadata-api.ts';
 import type { MetaObject, PodMeta, WorkflowMeta } from '../kube/objects.ts';
 import { toPodMeta, toWorkflowMeta, type OwnerTable } from '../cache/trim.ts';
 import type { OwnerReader } from '../owners/resolver.ts';
+import type { StatusReader } from '../argo/workflow-records.ts';
+import { isObjectNotFound } from '../kube/errors.ts';
 import type { PodApi } from '../work/reconcile.ts';
 
 export interface ResourceApis {
@@ -18,6 +20,8 @@ export interface ResourceApis {
   trimWorkflow(obj: MetaObject): WorkflowMeta;
   podApi: PodApi;
   readOwner: OwnerReader;
+  /** readStatus GETs one owner whole, for the node status of its pods (src/argo/). */
+  readStatus: StatusReader;
 }
 
 export function resourceApis(settings: Settings, client: ApiClient): ResourceApis {
@@ -45,6 +49,25 @@ export function resourceApis(settings: Settings, client: ApiClient): ResourceApi
     readOwner: async (namespace, name, priority) => {
       const obj = await workflows.get(namespace, name, undefined, priority);
       return obj === null ? null : trimWorkflow(obj);
+    },
+    readStatus: async (namespace, name, priority) => {
+      const root = settings.owner.group === '' ? `/api/${settings.owner.version}` : `/apis/${settings.owner.group}/${settings.owner.version}`;
+      try {
+        // A plain GET (not metadata only): the status is what is read. Never cached: one Workflow reaches 1 MiB.
+        const wf = await client.request<{ metadata?: { uid?: unknown; resourceVersion?: unknown }; status?: unknown }>({
+          method: 'GET',
+          path: `${root}/namespaces/${encodeURIComponent(namespace)}/${settings.owner.resource}/${encodeURIComponent(name)}`,
+          priority,
+          verb: 'get',
+          subject: { group: settings.owner.group, resource: settings.owner.resource, name },
+        });
+        const { uid, resourceVersion } = wf.metadata ?? {};
+        if (typeof uid !== 'string' || typeof resourceVersion !== 'string') throw new Error(`${namespace}/${name}: the Workflow read has no uid or resourceVersion`);
+        return { uid, resourceVersion, status: wf.status };
+      } catch (err) {
+        if (isObjectNotFound(err)) return null;
+        throw err;
+      }
     },
   };
 }

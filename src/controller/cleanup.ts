@@ -4,12 +4,13 @@
 // controller feeds it from watches; the sweep from one paginated list. Neither has a second
 // implementation of any rule.
 
-import { decide, isActionable, type Decision, type Policy, type WaitReason } from '../decide/decide.ts';
+import { decide, isActionable, WAIT_REASONS, type Decision, type Policy, type WaitReason } from '../decide/decide.ts';
+import { WorkflowRecords, type StatusReader } from '../argo/workflow-records.ts';
 import { ownerName } from '../owners/resolver.ts';
 import type { Owners } from '../owners/owners.ts';
 import { objectKey, type PodMeta } from '../kube/objects.ts';
 import type { Settings } from '../config/settings.ts';
-import type { Metrics, RemovalResult, TerminatingReport } from '../metrics/metrics.ts';
+import { TERMINATING_REASONS, type Metrics, type RemovalResult, type TerminatingReport } from '../metrics/metrics.ts';
 import type { Logger } from '../log.ts';
 import { PriorityQueue } from '../queue/priority-queue.ts';
 import { ExponentialBackoff } from '../queue/backoff.ts';
@@ -24,6 +25,13 @@ export interface CleanupOptions {
   podApi: PodApi;
   /** owners is the only source of what is known of pods' owners (src/owners). */
   owners: Owners;
+  /** readStatus GETs an owner whole, for its pods' nodes (--node-status). */
+  readStatus: StatusReader;
+  /**
+   * ownerVersion is the resourceVersion of an owner as a watch keeps it current (the
+   * controller's cache); without one (the sweep), a read of an owner's status is final.
+   */
+  ownerVersion?: (namespace: string, name: string) => string | undefined;
   metrics: Metrics;
   logger: Logger;
   /** The sweep's blast-radius limit. */
@@ -38,6 +46,7 @@ const RETRY_BACKOFF = { baseMs: 100, capMs: 5 * 60_000, jitter: 0.2 };
 export class Cleanup {
   readonly queue: PriorityQueue;
   readonly owners: Owners;
+  readonly records: WorkflowRecords;
   readonly policy: Policy;
   readonly #o: CleanupOptions;
   readonly #reconciler: Reconciler;
@@ -48,19 +57,30 @@ export class Cleanup {
   /** UIDs of the pods an unattributable-pod Event was written for: one Event per pod, not per resync. */
   readonly #reportedUnattributable = new Set<string>();
   readonly #events: RemovalEvents;
+  /** UIDs of the pods whose owner keeps its nodes offloaded, as the last read found: what they wait for. */
+  readonly #offloaded = new Set<string>();
 
   constructor(o: CleanupOptions) {
     this.#o = o;
     this.#events = o.events ?? NO_EVENTS;
     const s = o.settings;
-    this.policy = { finalizer: s.finalizer, forceAfterMs: s.forceAfterMs };
+    this.policy = { finalizer: s.finalizer, forceAfterMs: s.forceAfterMs, nodeStatus: s.nodeStatus };
     this.queue = new PriorityQueue({ observer: o.metrics.queue, backoff: new ExponentialBackoff(RETRY_BACKOFF) });
     o.metrics.queue.trackProgress(this.queue);
     this.owners = o.owners;
+    this.records = new WorkflowRecords({
+      read: o.readStatus,
+      now: () => o.owners.now(),
+      cachedVersion: o.ownerVersion ?? (() => undefined),
+      onRead: (result) => o.metrics.workflowStatusRead(result),
+      onUnreadable: (namespace, name, why) =>
+        o.logger.error({ workflow: `${namespace}/${name}`, why }, 'the Workflow\'s node status cannot be read: none of its pods is freed on it (said once per Workflow)'),
+    });
     this.#reconciler = new Reconciler({
       pods: o.pods,
       observedAt: (pod) => this.#observedAt(pod),
       owners: this.owners,
+      records: this.records,
       api: o.podApi,
       classify,
       policy: this.policy,
@@ -116,10 +136,18 @@ export class Cleanup {
     return this.#firstSeen.get(pod.uid) ?? this.owners.now();
   }
 
+  #offloadedPod(key: string, offloaded: boolean): void {
+    const uid = this.#o.pods.get(key)?.uid;
+    if (uid === undefined) return;
+    if (offloaded) this.#offloaded.add(uid);
+    else this.#offloaded.delete(uid);
+  }
+
   /** forgetPod drops what is remembered of a deleted pod. */
   forgetPod(pod: PodMeta): void {
     this.#firstSeen.delete(pod.uid);
     this.#reportedUnattributable.delete(pod.uid);
+    this.#offloaded.delete(pod.uid);
   }
 
   /** triage decides from the cache alone and queues what may be removed, at its urgency. */
@@ -153,11 +181,11 @@ export class Cleanup {
 
   /** waitingCounts tallies, over the given pods, why those with our finalizer keep it. */
   waitingCounts(pods: Iterable<PodMeta>): Record<WaitReason, number> {
-    const counts: Record<WaitReason, number> = { 'owner-alive-unrecorded': 0, unattributable: 0 };
+    const counts = Object.fromEntries(WAIT_REASONS.map((r) => [r, 0])) as Record<WaitReason, number>;
     const now = Date.now();
     for (const pod of pods) {
-      const d = decide(pod, this.owners.cachedState(pod), now, this.policy);
-      if (d.action === 'wait') counts[d.why]++;
+      const why = this.#waitingWhy(pod, decide(pod, this.owners.cachedState(pod), now, this.policy));
+      if (why !== null) counts[why]++;
     }
     return counts;
   }
@@ -169,21 +197,28 @@ export class Cleanup {
    * Terminating for as long as its owner is alive.
    */
   terminatingReport(pods: Iterable<PodMeta>): TerminatingReport {
-    const report: TerminatingReport = {
-      'owner-alive-unrecorded': { count: 0, oldestSeconds: 0 },
-      unattributable: { count: 0, oldestSeconds: 0 },
-      queued: { count: 0, oldestSeconds: 0 },
-    };
+    const report = Object.fromEntries(TERMINATING_REASONS.map((r) => [r, { count: 0, oldestSeconds: 0 }])) as TerminatingReport;
     const now = Date.now();
     for (const pod of pods) {
       if (pod.deletionTimestamp === null) continue;
       const d = decide(pod, this.owners.cachedState(pod), now, this.policy);
       if (d.action === 'none') continue;
-      const entry = report[d.action === 'wait' ? d.why : 'queued'];
+      const entry = report[this.#waitingWhy(pod, d) ?? 'queued'];
       entry.count++;
       entry.oldestSeconds = Math.max(entry.oldestSeconds, (now - pod.deletionTimestamp) / 1000);
     }
     return report;
+  }
+
+  /**
+   * #waitingWhy is why a pod keeps our finalizer, from a cache-only decision: a pod whose node
+   * is to be read waits for its owner to record it (until a read finds it fulfilled), under the
+   * reason the last read gave.
+   */
+  #waitingWhy(pod: PodMeta, d: Decision): WaitReason | null {
+    if (d.action === 'wait') return d.why;
+    if (d.action === 'verify' && d.check === 'node') return this.#offloaded.has(pod.uid) ? 'owner-alive-offloaded' : 'owner-alive-unrecorded';
+    return null;
   }
 
   /** run works the queue until `stop` aborts (or the queue shuts down); `abort` cancels in-flight work. */
@@ -209,6 +244,8 @@ export class Cleanup {
     const latency = queuedAt === undefined ? seconds : (performance.now() - queuedAt) / 1000;
     if (outcome.kind !== 'retry') this.#queuedAt.delete(key);
 
+    if (outcome.kind === 'kept' && outcome.why === 'owner-alive-offloaded') this.#offloadedPod(key, true);
+    else if (outcome.kind !== 'recheck') this.#offloadedPod(key, false);
     const result = RESULT[outcome.kind];
     const reason = 'reason' in outcome ? outcome.reason : null;
     if (result !== null && reason !== null) metrics.removal(reason, result);
@@ -216,7 +253,8 @@ export class Cleanup {
     switch (outcome.kind) {
       case 'removed':
         metrics.removalLatency(outcome.reason, latency);
-        this.#events.removed(outcome.pod, outcome.reason);
+        if (outcome.evidence === 'pod-label' || outcome.evidence === 'workflow-label' || outcome.evidence === 'node-status') metrics.recordedRemoval(outcome.evidence);
+        this.#events.removed(outcome.pod, outcome.reason, outcome.evidence);
         if (outcome.reason === 'stale') logger.warn(fields, 'finalizer removed by --force-after: the pod was Terminating too long');
         else logger.info(fields, 'finalizer removed');
         break;
@@ -225,6 +263,9 @@ export class Cleanup {
         break;
       case 'failed':
         logger.error(fields, 'finalizer removal refused by the API server; dropped');
+        break;
+      case 'recheck':
+        logger.debug(fields, 'the Workflow changed since its status was read: deciding again when a read is due');
         break;
       case 'retry':
         // During an owner outage, or while owner reads are forbidden, that episode's own line
@@ -244,15 +285,18 @@ const RESULT: Record<Outcome['kind'], RemovalResult | null> = {
   'already-gone': 'already_gone',
   kept: 'skipped',
   retry: null,
+  recheck: null,
   failed: 'failed',
 };
 
 function describe(o: Outcome): Record<string, unknown> {
   switch (o.kind) {
     case 'removed':
-      return { reason: o.reason, attempts: o.attempts, conflicts: o.conflicts };
+      return { reason: o.reason, evidence: o.evidence, attempts: o.attempts, conflicts: o.conflicts };
     case 'dry-run':
-      return { reason: o.reason };
+      return { reason: o.reason, evidence: o.evidence };
+    case 'recheck':
+      return { afterMs: o.afterMs };
     case 'already-gone':
       return { reason: o.reason, conflicts: o.conflicts };
     case 'kept':

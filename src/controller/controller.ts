@@ -54,6 +54,8 @@ export class Controller {
       settings: o.settings,
       pods: podStore,
       podApi: apis.podApi,
+      readStatus: apis.readStatus,
+      ownerVersion: (namespace, name) => workflowStore.get(`${namespace}/${name}`)?.resourceVersion,
       owners: this.owners,
       metrics: o.metrics,
       logger: o.logger,
@@ -70,7 +72,8 @@ export class Controller {
       handlers: {
         onAdd: (wf) => this.#ownerChanged(wf),
         onUpdate: (old, wf) => {
-          if (significantOwnerChange(old, wf)) this.#ownerChanged(wf);
+          // Any write may be Argo recording nodes: its pods waiting on their node look again.
+          if (significantOwnerChange(old, wf) || (o.settings.nodeStatus !== 'off' && old.resourceVersion !== wf.resourceVersion)) this.#ownerChanged(wf);
         },
         onDelete: (wf) => {
           // Remembered only while cached pods name it (see Owners.forget).

@@ -5,7 +5,7 @@ import type { PodMeta, WorkflowMeta } from '../kube/objects.ts';
 
 const base: PodMeta = {
   namespace: 'ns', name: 'p', uid: 'u1', resourceVersion: '1', deletionTimestamp: null,
-  finalizers: ['a.io/x', 'workflows.argoproj.io/status'], completedLabel: 'false', workflowLabel: 'wf', owner: { name: 'wf', uid: 'w1' },
+  finalizers: ['a.io/x', 'workflows.argoproj.io/status'], completedLabel: 'false', workflowLabel: 'wf', owner: { name: 'wf', uid: 'w1' }, nodeId: null,
 };
 
 const podCases: Array<[string, Partial<PodMeta>, boolean]> = [

@@ -5,13 +5,16 @@
 // The rules, most urgent first:
 //   owner-gone   (0) the controlling owner no longer exists, exists under a new UID, or is being deleted
 //   pod-deleting (1) the pod is Terminating and the engine has recorded it
-//   recorded     (2) the engine has recorded the pod
+//   recorded     (2) the engine has recorded the pod: the pod's completed label, the Workflow's
+//                    (confirmed by a read), or the pod's node fulfilled in the Workflow as stored
+//                    (read for the pods --node-status covers: src/argo/)
 //   stale        (3) opt-in (--force-after): Terminating for longer than the limit
 // Anything else waits: an owner that is alive and has not recorded the pod still needs its status
 // (Argo #17024: removing the finalizer before the status is saved loses the result).
 
 import type { PodMeta } from '../kube/objects.ts';
-import type { Reason } from '../config/settings.ts';
+import type { NodeStatusScope, Reason } from '../config/settings.ts';
+import type { NodeVerdict } from '../argo/node-status.ts';
 
 /** OwnerState is what is known of a pod's owner when the decision is made. */
 export type OwnerState =
@@ -42,14 +45,27 @@ export type GoneBecause = 'deleted' | 'absent';
  */
 export type Completion = 'no' | 'cached' | 'confirmed';
 
-/** WaitReason is why a pod keeps its finalizer for now. */
-export type WaitReason = 'owner-alive-unrecorded' | 'unattributable';
+/**
+ * WaitReason is why a pod keeps its finalizer for now. `owner-alive-offloaded`: the owner is
+ * alive, has not recorded the pod by label, and keeps its nodes in Argo's database (offloaded),
+ * which is not read here.
+ */
+export type WaitReason = 'owner-alive-unrecorded' | 'owner-alive-offloaded' | 'unattributable';
+
+/** WAIT_REASONS lists every WaitReason, for tallies and metrics. */
+export const WAIT_REASONS: readonly WaitReason[] = ['owner-alive-unrecorded', 'owner-alive-offloaded', 'unattributable'];
+
+/** Evidence is what proved a removal right: the owner's fate, a record of the pod, or the clock. */
+export type Evidence = 'owner' | 'pod-label' | 'workflow-label' | 'node-status' | 'clock';
 
 export type Decision =
   /** Remove our finalizer now. */
-  | { action: 'remove'; reason: Reason; priority: number }
-  /** Read the owner live, then decide again; priority is the urgency of the likely outcome. */
-  | { action: 'verify'; priority: number }
+  | { action: 'remove'; reason: Reason; priority: number; evidence: Evidence }
+  /**
+   * Read live, then decide again: the owner (`owner`), or the owner's stored status for the pod's
+   * node (`node`); priority is the urgency of the likely outcome.
+   */
+  | { action: 'verify'; priority: number; check: 'owner' | 'node' }
   /** Keep the finalizer; a later event or resync will ask again. */
   | { action: 'wait'; why: WaitReason }
   /** Our finalizer is not on the pod: never write it. */
@@ -67,18 +83,23 @@ export interface Policy {
   finalizer: string;
   /** Removal is allowed for pods Terminating longer than this; null turns `stale` off. */
   forceAfterMs: number | null;
+  /** Which waiting pods have their node looked up in the owner's stored status. */
+  nodeStatus: NodeStatusScope;
 }
 
-/** decide applies the rules above. `now` is milliseconds since the epoch. */
-export function decide(pod: PodMeta, owner: OwnerState, now: number, policy: Policy): Decision {
+/**
+ * decide applies the rules above. `now` is milliseconds since the epoch; `node` is what the
+ * owner's stored status says of the pod's node, once read (undefined: not read).
+ */
+export function decide(pod: PodMeta, owner: OwnerState, now: number, policy: Policy, node?: NodeVerdict): Decision {
   if (!pod.finalizers.includes(policy.finalizer)) return { action: 'none' };
 
   switch (owner.kind) {
     case 'gone':
     case 'deleting':
-      return remove('owner-gone');
+      return remove('owner-gone', 'owner');
     case 'unconfirmed':
-      return { action: 'verify', priority: PRIORITY['owner-gone'] };
+      return { action: 'verify', priority: PRIORITY['owner-gone'], check: 'owner' };
     case 'unattributable':
       return { action: 'wait', why: 'unattributable' };
     case 'alive':
@@ -86,15 +107,28 @@ export function decide(pod: PodMeta, owner: OwnerState, now: number, policy: Pol
   }
 
   const recordedReason: Reason = pod.deletionTimestamp !== null ? 'pod-deleting' : 'recorded';
-  if (pod.completedLabel === 'true' || owner.completed === 'confirmed') return remove(recordedReason);
-  if (owner.completed === 'cached') return { action: 'verify', priority: PRIORITY[recordedReason] };
+  if (pod.completedLabel === 'true') return remove(recordedReason, 'pod-label');
+  if (owner.completed === 'confirmed') return remove(recordedReason, 'workflow-label');
+  if (owner.completed === 'cached') return { action: 'verify', priority: PRIORITY[recordedReason], check: 'owner' };
+  if (node?.kind === 'fulfilled') return remove(recordedReason, 'node-status');
 
-  if (isStale(pod, now, policy)) return remove('stale');
-  return { action: 'wait', why: 'owner-alive-unrecorded' };
+  if (isStale(pod, now, policy)) return remove('stale', 'clock');
+  if (node === undefined && readsNode(pod, policy)) return { action: 'verify', priority: PRIORITY[recordedReason], check: 'node' };
+  return { action: 'wait', why: node?.kind === 'offloaded' ? 'owner-alive-offloaded' : 'owner-alive-unrecorded' };
 }
 
-function remove(reason: Reason): Decision {
-  return { action: 'remove', reason, priority: PRIORITY[reason] };
+/**
+ * readsNode: the pod's node may be looked up. Only a pod with an owner reference (the stored
+ * Workflow must be the one with its UID) and a node ID, and Terminating unless --node-status
+ * is `all`: Terminating pods pin etcd, and reading costs one Workflow GET per batch of pods.
+ */
+export function readsNode(pod: PodMeta, policy: Policy): boolean {
+  if (policy.nodeStatus === 'off' || pod.owner === null || pod.nodeId === null) return false;
+  return policy.nodeStatus === 'all' || pod.deletionTimestamp !== null;
+}
+
+function remove(reason: Reason, evidence: Evidence): Decision {
+  return { action: 'remove', reason, priority: PRIORITY[reason], evidence };
 }
 
 function isStale(pod: PodMeta, now: number, policy: Policy): boolean {

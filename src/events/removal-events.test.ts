@@ -8,7 +8,7 @@ import { removalEvents } from './removal-events.ts';
 function pod(over: Partial<PodMeta> = {}): PodMeta {
   return {
     namespace: 'ns', name: 'p', uid: 'pu', resourceVersion: '1', deletionTimestamp: null,
-    finalizers: [DEFAULTS.finalizer], completedLabel: null, workflowLabel: 'wf', owner: { name: 'wf', uid: 'wu' }, ...over,
+    finalizers: [DEFAULTS.finalizer], completedLabel: null, workflowLabel: 'wf', owner: { name: 'wf', uid: 'wu' }, nodeId: null, ...over,
   };
 }
 
@@ -32,21 +32,21 @@ const CASES: Array<{ level: EventsLevel; reason: Reason; want: string[] }> = [
 
 for (const c of CASES) {
   test(`--events ${c.level}, a removal for ${c.reason}: ${c.want.length === 0 ? 'no Event' : c.want.join(', ')}`, () => {
-    assert.deepEqual(emitted(c.level, (e) => e.removed(pod(), c.reason)), c.want);
+    assert.deepEqual(emitted(c.level, (e) => e.removed(pod(), c.reason, c.reason === 'owner-gone' ? 'owner' : c.reason === 'stale' ? 'clock' : 'pod-label')), c.want);
   });
 }
 
 test('every removal of one Workflow\'s pods for one reason is the same Event: one series, whatever the pod', () => {
   const specs: EventSpec[] = [];
   const e = removalEvents((s) => specs.push(s), { ...DEFAULTS, events: 'all' });
-  e.removed(pod({ name: 'a', uid: 'a' }), 'owner-gone');
-  e.removed(pod({ name: 'b', uid: 'b' }), 'owner-gone');
+  e.removed(pod({ name: 'a', uid: 'a' }), 'owner-gone', 'owner');
+  e.removed(pod({ name: 'b', uid: 'b' }), 'owner-gone', 'owner');
   assert.deepEqual(specs[0], specs[1]);
 });
 
 test('a pod attributed by its workflow label alone puts no Event on a Workflow: the name may now be another one\'s', () => {
-  assert.deepEqual(emitted('all', (e) => e.removed(pod({ owner: null }), 'owner-gone')), []);
-  assert.deepEqual(emitted('warnings', (e) => e.removed(pod({ owner: null }), 'stale')), ['Warning ForcedFinalizerRemoval Pod/p@pu'], 'the pod still gets its Warning');
+  assert.deepEqual(emitted('all', (e) => e.removed(pod({ owner: null }), 'owner-gone', 'owner')), []);
+  assert.deepEqual(emitted('warnings', (e) => e.removed(pod({ owner: null }), 'stale', 'clock')), ['Warning ForcedFinalizerRemoval Pod/p@pu'], 'the pod still gets its Warning');
 });
 
 test('a pod naming no owner: a Warning on the pod, at warnings and all, none at none', () => {
@@ -58,6 +58,15 @@ test('a pod naming no owner: a Warning on the pod, at warnings and all, none at 
 
 test('the forced-removal note names the --force-after limit', () => {
   const specs: EventSpec[] = [];
-  removalEvents((s) => specs.push(s), { ...DEFAULTS, events: 'warnings', forceAfterMs: 3_600_000 }).removed(pod(), 'stale');
+  removalEvents((s) => specs.push(s), { ...DEFAULTS, events: 'warnings', forceAfterMs: 3_600_000 }).removed(pod(), 'stale', 'clock');
   assert.match(specs[0]?.note ?? '', /--force-after \(1h0m0s\)/);
+});
+
+test('a recorded pod\'s Event says which record showed it recorded, one series per record', () => {
+  const specs: EventSpec[] = [];
+  const e = removalEvents((s) => specs.push(s), { ...DEFAULTS, events: 'all' });
+  e.removed(pod({ deletionTimestamp: 1 }), 'pod-deleting', 'node-status');
+  e.removed(pod({ deletionTimestamp: 1 }), 'pod-deleting', 'pod-label');
+  assert.match(specs[0]?.note ?? '', /their nodes finished in its stored status/);
+  assert.notEqual(specs[0]?.note, specs[1]?.note);
 });

@@ -12,9 +12,10 @@ import { formatDuration } from '../config/duration.ts';
 import type { EventsLevel, Reason, Settings } from '../config/settings.ts';
 import type { PodMeta } from '../kube/objects.ts';
 import type { EventSpec, ObjectRef } from './recorder.ts';
+import type { Evidence } from '../decide/decide.ts';
 
 export interface RemovalEvents {
-  removed(pod: PodMeta, reason: Reason): void;
+  removed(pod: PodMeta, reason: Reason, evidence: Evidence): void;
   unattributable(pod: PodMeta): void;
 }
 
@@ -35,7 +36,7 @@ export function removalEvents(emit: (spec: EventSpec) => void, settings: Pick<Se
   const podRef = (pod: PodMeta): ObjectRef => ({ apiVersion: 'v1', kind: 'Pod', namespace: pod.namespace, name: pod.name, uid: pod.uid });
 
   return {
-    removed(pod, reason) {
+    removed(pod, reason, evidence) {
       const workflow = ownerRef(pod);
       if (reason === 'stale') {
         emit({
@@ -57,7 +58,8 @@ export function removalEvents(emit: (spec: EventSpec) => void, settings: Pick<Se
         return;
       }
       if (level !== 'all' || workflow === null) return;
-      emit({ regarding: workflow, type: 'Normal', reason: 'FinalizersRemoved', action: ACTION, note: `Removed finalizer ${finalizer} from ${WHY[reason](owner.kind)} (series count: pods)` });
+      const by = reason === 'owner-gone' ? '' : ` (${RECORD[evidence] ?? evidence})`;
+      emit({ regarding: workflow, type: 'Normal', reason: 'FinalizersRemoved', action: ACTION, note: `Removed finalizer ${finalizer} from ${WHY[reason](owner.kind)}${by} (series count: pods)` });
     },
     unattributable(pod) {
       emit({
@@ -70,6 +72,13 @@ export function removalEvents(emit: (spec: EventSpec) => void, settings: Pick<Se
     },
   };
 }
+
+/** RECORD says which record showed a pod recorded: each gets an Event series of its own. */
+const RECORD: Partial<Record<Evidence, string>> = {
+  'pod-label': 'each pod labelled completed',
+  'workflow-label': 'the Workflow labelled completed',
+  'node-status': 'their nodes finished in its stored status',
+};
 
 const WHY: Record<Exclude<Reason, 'stale'>, (kind: string) => string> = {
   'owner-gone': (kind) => `this ${kind}'s pods: the ${kind} is gone or being deleted`,

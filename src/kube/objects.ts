@@ -47,6 +47,12 @@ export interface PodMeta {
   workflowLabel: string | null;
   /** The controlling ownerReference of the configured owner kind, if any. */
   owner: { name: string; uid: string } | null;
+  /**
+   * The pod's node ID in its Workflow's status (src/argo/node-status.ts, nodeIdOf), kept only
+   * while it may be needed: for a pod with an owner reference that holds our finalizer and is
+   * not labelled recorded; null otherwise.
+   */
+  nodeId: string | null;
 }
 
 /** WorkflowMeta is the trimmed owner (Workflow) the cache holds. */

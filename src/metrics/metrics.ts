@@ -4,7 +4,8 @@
 
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Reason, Settings } from '../config/settings.ts';
-import type { WaitReason } from '../decide/decide.ts';
+import { WAIT_REASONS, type Evidence, type WaitReason } from '../decide/decide.ts';
+import type { ReadResult } from '../argo/workflow-records.ts';
 import { WorkqueueMetrics } from './workqueue.ts';
 
 /** RemovalResult is how one attempt to remove our finalizer ended. */
@@ -19,7 +20,7 @@ export interface ApiBudgetReport {
 }
 
 /** TERMINATING_REASONS: why a Terminating pod still carries our finalizer (queued: it is due for removal). */
-export const TERMINATING_REASONS = ['owner-alive-unrecorded', 'unattributable', 'queued'] as const;
+export const TERMINATING_REASONS = ['owner-alive-unrecorded', 'owner-alive-offloaded', 'unattributable', 'queued'] as const;
 export type TerminatingReason = (typeof TERMINATING_REASONS)[number];
 /** TerminatingReport counts Terminating pods by reason, with the oldest's age (0 when none). */
 export type TerminatingReport = Record<TerminatingReason, { count: number; oldestSeconds: number }>;
@@ -68,6 +69,8 @@ export class Metrics {
   readonly #forced = this.#counter('forced_removals_total', 'Removals allowed only by --force-after (reason stale).', []);
   readonly #events = this.#counter('events_total', 'Kubernetes Events by type, reason and result: created, updated (a series counted on), dropped (rate-limited, overflow, refused, closed).', ['type', 'reason', 'result']);
   readonly #confirmations = this.#counter('owner_confirmations_total', 'Live reads of an owner, by what they confirmed.', ['result']);
+  readonly #statusReads = this.#counter('workflow_status_reads_total', 'Reads of a whole Workflow for the nodes of its pods, by the form its nodes were stored in (nodes, compressed, offloaded), or unreadable, gone, failed.', ['result']);
+  readonly #recorded = this.#counter('recorded_removals_total', 'Finalizers removed from recorded pods (reasons recorded and pod-deleting), by the record that proved it: pod-label, workflow-label, node-status.', ['evidence']);
   readonly #apiRequests = this.#counter('api_requests_total', 'Kubernetes API requests by verb and HTTP status code.', ['verb', 'code']);
   readonly #apiDuration = new Histogram<'verb'>({
     name: `${PREFIX}api_request_duration_seconds`,
@@ -154,6 +157,16 @@ export class Metrics {
     if (reason === 'stale' && result === 'removed') this.#forced.inc();
   }
 
+  /** recordedRemoval counts a recorded pod freed, by what proved it recorded. */
+  recordedRemoval(evidence: Evidence): void {
+    this.#recorded.inc({ evidence });
+  }
+
+  /** workflowStatusRead counts one read of a whole Workflow for its nodes. */
+  workflowStatusRead(result: ReadResult): void {
+    this.#statusReads.inc({ result });
+  }
+
   /** removalLatency records the time from a pod's enqueue to the removal of its finalizer. */
   removalLatency(reason: Reason, seconds: number): void {
     this.#removalLatency.observe({ reason }, seconds);
@@ -162,8 +175,7 @@ export class Metrics {
   /** podsWaiting replaces the counts of pods that keep the finalizer; absent reasons read 0. */
   podsWaiting(counts: Partial<Record<WaitReason, number>>): void {
     this.#waiting.reset();
-    const all: Record<WaitReason, number> = { 'owner-alive-unrecorded': 0, unattributable: 0, ...counts };
-    for (const [reason, n] of Object.entries(all)) this.#waiting.set({ reason }, n);
+    for (const reason of WAIT_REASONS) this.#waiting.set({ reason }, counts[reason] ?? 0);
   }
 
   /** event counts one Event write, or one occurrence or write given up. */

@@ -18,7 +18,7 @@ function workflow(over: Partial<WorkflowMeta> = {}): WorkflowMeta {
 function pod(over: Partial<PodMeta> = {}): PodMeta {
   return {
     namespace: 'ns', name: 'wf-pod', uid: 'pod-1', resourceVersion: '1', deletionTimestamp: null, finalizers: ['workflows.argoproj.io/status'],
-    completedLabel: 'false', workflowLabel: 'wf', owner: { name: 'wf', uid: 'wf-1' }, ...over,
+    completedLabel: 'false', workflowLabel: 'wf', owner: { name: 'wf', uid: 'wf-1' }, nodeId: null, ...over,
   };
 }
 

@@ -17,7 +17,7 @@ function pod(over: Partial<PodMeta> = {}): PodMeta {
     finalizers: ['workflows.argoproj.io/status'],
     completedLabel: 'false',
     workflowLabel: 'wf',
-    owner: { name: 'wf', uid: 'uid-1' },
+    owner: { name: 'wf', uid: 'uid-1' }, nodeId: null,
     ...over,
   };
 }

@@ -14,6 +14,7 @@
 
 import type { PodMeta, WorkflowMeta } from '../kube/objects.ts';
 import type { GoneBecause, OwnerState } from '../decide/decide.ts';
+import { untilAborted } from '../abort.ts';
 
 /** OwnerCache is the owner cache's read side. */
 export interface OwnerCache {
@@ -172,16 +173,6 @@ export class OwnerResolver {
   }
 }
 
-/** untilAborted settles as `p` does, or rejects with the signal's reason once it aborts. */
-function untilAborted<T>(p: Promise<T>, signal?: AbortSignal): Promise<T> {
-  if (signal === undefined) return p;
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    p.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
-}
 
 /** ownerName is the owner's name: from the controlling ownerReference, else the workflow label. */
 export function ownerName(pod: PodMeta): string | null {

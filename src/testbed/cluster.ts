@@ -47,6 +47,15 @@ export class Cluster {
     return orNull(this.client.call(`GET`, `${WORKFLOWS}/${namespace}/workflows/${name}`));
   }
 
+  /**
+   * setWorkflowStatus writes a Workflow's whole status, as Argo's persistUpdates does (Argo's
+   * minimal CRD has no status subresource and Argo updates the object; this CRD has one).
+   */
+  async setWorkflowStatus(namespace: string, name: string, status: Record<string, unknown>): Promise<WorkflowObject> {
+    const wf = (await this.client.call('GET', `${WORKFLOWS}/${namespace}/workflows/${name}`)) as WorkflowObject & { status?: unknown };
+    return this.client.call('PUT', `${WORKFLOWS}/${namespace}/workflows/${name}/status`, { ...wf, status });
+  }
+
   /** deleteWorkflow deletes with background propagation: the garbage collector then deletes its pods. */
   async deleteWorkflow(namespace: string, name: string): Promise<void> {
     await this.client.call('DELETE', `${WORKFLOWS}/${namespace}/workflows/${name}`, deleteOptions('Background'));

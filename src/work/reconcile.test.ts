@@ -6,13 +6,14 @@ import type { PodMeta } from '../kube/objects.ts';
 import type { RemovalPatch } from './removal-patch.ts';
 import { classify as classifyApiError } from './classify.ts';
 import { OwnerEvidenceHeld } from '../owners/owners.ts';
+import type { RecordVerdict } from '../argo/workflow-records.ts';
 
 const OURS = 'workflows.argoproj.io/status';
 
 function pod(over: Partial<PodMeta> = {}): PodMeta {
   return {
     namespace: 'ns', name: 'p', uid: 'pod-1', resourceVersion: '10', deletionTimestamp: null,
-    finalizers: ['a.io/first', OURS], completedLabel: 'true', workflowLabel: 'wf', owner: { name: 'wf', uid: 'wf-1' }, ...over,
+    finalizers: ['a.io/first', OURS], completedLabel: 'true', workflowLabel: 'wf', owner: { name: 'wf', uid: 'wf-1' }, nodeId: null, ...over,
   };
 }
 
@@ -60,7 +61,7 @@ function harness(opts: { cached?: PodMeta; owner?: OwnerState; confirmed?: Owner
       },
     },
     classify,
-    policy: { finalizer: OURS, forceAfterMs: null },
+    policy: { finalizer: OURS, forceAfterMs: null, nodeStatus: 'off' },
     dryRun: false,
     reasons: null,
     minRetryDelayMs: 1,
@@ -71,7 +72,7 @@ function harness(opts: { cached?: PodMeta; owner?: OwnerState; confirmed?: Owner
 
 test('reconcile: a recorded pod loses exactly our finalizer, with the cached resourceVersion', async () => {
   const h = harness({ cached: pod() });
-  assert.deepEqual(await h.r.reconcile('ns/p', 2), { kind: 'removed', reason: 'recorded', attempts: 1, conflicts: 0, pod: pod() });
+  assert.deepEqual(await h.r.reconcile('ns/p', 2), { kind: 'removed', reason: 'recorded', evidence: 'pod-label', attempts: 1, conflicts: 0, pod: pod() });
   assert.deepEqual(h.writes, [{ metadata: { resourceVersion: '10', finalizers: ['a.io/first'] } }]);
 });
 
@@ -102,7 +103,7 @@ test('reconcile: an owner missing from the cache but alive in the API keeps the 
 test('reconcile: a 409 re-reads the pod and retries with the new resourceVersion, keeping the other party\'s new finalizer', async () => {
   const fresh = pod({ resourceVersion: '11', finalizers: ['a.io/first', OURS, 'b.io/added'] });
   const h = harness({ cached: pod(), patches: [new ApiFailure('conflict'), null], reads: [fresh] });
-  assert.deepEqual(await h.r.reconcile('ns/p', 2), { kind: 'removed', reason: 'recorded', attempts: 2, conflicts: 1, pod: fresh });
+  assert.deepEqual(await h.r.reconcile('ns/p', 2), { kind: 'removed', reason: 'recorded', evidence: 'pod-label', attempts: 2, conflicts: 1, pod: fresh });
   assert.deepEqual(h.writes[1], { metadata: { resourceVersion: '11', finalizers: ['a.io/first', 'b.io/added'] } });
 });
 
@@ -192,7 +193,7 @@ test('reconcile: a refused owner read fails without writing', async () => {
 
 test('reconcile: dry run decides and writes nothing', async () => {
   const h = harness({ cached: pod(), over: { dryRun: true } });
-  assert.deepEqual(await h.r.reconcile('ns/p', 2), { kind: 'dry-run', reason: 'recorded', conflicts: 0 });
+  assert.deepEqual(await h.r.reconcile('ns/p', 2), { kind: 'dry-run', reason: 'recorded', evidence: 'pod-label', conflicts: 0 });
   assert.equal(h.writes.length, 0);
 });
 
@@ -291,4 +292,39 @@ test('reconcile: a 429 to an owner read or to the re-read after a 409 waits its 
   } } });
   const again = await reread.r.reconcile('ns/p', 2);
   assert.deepEqual([again.kind, again.kind === 'retry' ? again.afterMs : null], ['retry', 3_000]);
+});
+
+test('reconcile: a Terminating pod of a live owner is freed when its node is fulfilled in the stored Workflow, read at the decision\'s lane', async () => {
+  const terminating = pod({ completedLabel: 'false', deletionTimestamp: Date.now() - 1000, nodeId: 'wf-7' });
+  const asked: Array<[string, number]> = [];
+  const verdicts: Record<string, RecordVerdict> = {
+    fulfilled: { kind: 'fulfilled', nodeId: 'wf-7', phase: 'Succeeded' },
+    running: { kind: 'not-fulfilled', nodeId: 'wf-7', phase: 'Running', taskResultSynced: null },
+    offloaded: { kind: 'offloaded' },
+    later: { kind: 'later', afterMs: 1234 },
+  };
+  const outcomes: Record<string, unknown> = {};
+  for (const [name, verdict] of Object.entries(verdicts)) {
+    const h = harness({
+      cached: terminating,
+      over: {
+        policy: { finalizer: OURS, forceAfterMs: null, nodeStatus: 'terminating' },
+        records: {
+          verdict: async (p, _observedAt, priority) => {
+            asked.push([p.nodeId ?? '', priority]);
+            return verdict;
+          },
+        },
+      },
+    });
+    const out = await h.r.reconcile('ns/p', 0);
+    outcomes[name] = { kind: out.kind, ...('why' in out ? { why: out.why } : {}), ...('evidence' in out ? { evidence: out.evidence } : {}), ...(out.kind === 'recheck' ? { afterMs: out.afterMs } : {}), writes: h.writes.length };
+  }
+  assert.deepEqual(outcomes, {
+    fulfilled: { kind: 'removed', evidence: 'node-status', writes: 1 },
+    running: { kind: 'kept', why: 'owner-alive-unrecorded', writes: 0 },
+    offloaded: { kind: 'kept', why: 'owner-alive-offloaded', writes: 0 },
+    later: { kind: 'recheck', afterMs: 1234, writes: 0 },
+  });
+  assert.deepEqual(new Set(asked.map(([id, priority]) => `${id}@${priority}`)), new Set(['wf-7@1']), 'the pod-deleting lane, not the key\'s orphan lane');
 });

@@ -4,8 +4,9 @@
 // qualify), and retry with jittered backoff. The result tells the worker what to do with the key.
 
 import pRetry from 'p-retry';
-import { decide, type Policy, type WaitReason } from '../decide/decide.ts';
+import { decide, type Evidence, type Policy, type WaitReason } from '../decide/decide.ts';
 import type { OwnerState } from '../decide/decide.ts';
+import type { RecordVerdict } from '../argo/workflow-records.ts';
 import type { PodMeta } from '../kube/objects.ts';
 import type { Reason } from '../config/settings.ts';
 import { removalPatch, type RemovalPatch } from './removal-patch.ts';
@@ -22,12 +23,14 @@ export interface Failure {
 
 export type Outcome =
   /** `pod` is the pod as the removal found it (its owner, for the events about it). */
-  | { kind: 'removed'; reason: Reason; attempts: number; conflicts: number; pod: PodMeta }
-  | { kind: 'dry-run'; reason: Reason; conflicts: number }
+  | { kind: 'removed'; reason: Reason; evidence: Evidence; attempts: number; conflicts: number; pod: PodMeta }
+  | { kind: 'dry-run'; reason: Reason; evidence: Evidence; conflicts: number }
   /** The pod, or our finalizer on it, was already gone. */
   | { kind: 'already-gone'; reason: Reason | null; conflicts: number }
   /** The pod keeps its finalizer: not eligible, filtered out by --reason, or over --max-removals. */
   | { kind: 'kept'; why: WaitReason | 'reason-filtered' | 'max-removals'; reason: Reason | null; conflicts: number }
+  /** Decide again after afterMs: the owner's stored status is due to be read again (no failure). */
+  | { kind: 'recheck'; afterMs: number; conflicts: number }
   /** Try again later: after `afterMs` (Retry-After), or after the key's own backoff when null. */
   | { kind: 'retry'; afterMs: number | null; reason: Reason | null; error: string; conflicts: number }
   /** The API refused for good (e.g. 403, 422): logged and dropped. */
@@ -38,6 +41,11 @@ export interface PodApi {
   patch(namespace: string, name: string, patch: RemovalPatch, priority: number, signal?: AbortSignal): Promise<unknown>;
   /** A live metadata-only read; null when the pod does not exist. */
   read(namespace: string, name: string, priority: number, signal?: AbortSignal): Promise<PodMeta | null>;
+}
+
+/** NodeRecords says what the owner's stored status says of a pod's node (src/argo/workflow-records.ts). */
+export interface NodeRecords {
+  verdict(pod: PodMeta, observedAt: number, priority: number, signal?: AbortSignal): Promise<RecordVerdict>;
 }
 
 export interface OwnerStates {
@@ -57,6 +65,8 @@ export interface ReconcilerOptions {
   /** When the pod (its UID) was first observed, on the owner resolver's clock. */
   observedAt(pod: PodMeta): number;
   owners: OwnerStates;
+  /** records reads the owner's stored status for the pods decide() asks about (--node-status). */
+  records?: NodeRecords;
   api: PodApi;
   classify(err: unknown): Failure;
   policy: Policy;
@@ -134,16 +144,24 @@ export class Reconciler {
     const { conflicts } = s;
     let owner = o.owners.cachedState(s.pod);
     let decision = decide(s.pod, owner, this.#now(), o.policy);
-    if (decision.action === 'verify') {
+    if (decision.action === 'verify' && decision.check === 'owner') {
       owner = await this.#readOwner(() => o.owners.confirmedState(s.pod, s.observedAt, priority, signal));
       decision = decide(s.pod, owner, this.#now(), o.policy);
+    }
+    if (decision.action === 'verify' && decision.check === 'node' && o.records !== undefined) {
+      // Read at the decision's own priority: below the orphans' lane, whatever the key had.
+      const { records } = o;
+      const lane = decision.priority;
+      const node = await this.#call(() => records.verdict(s.pod, s.observedAt, lane, signal));
+      if (node.kind === 'later') return { kind: 'recheck', afterMs: node.afterMs, conflicts };
+      decision = decide(s.pod, owner, this.#now(), o.policy, node);
     }
     switch (decision.action) {
       case 'none':
         return { kind: 'already-gone', reason: s.reason, conflicts };
       case 'wait':
         return { kind: 'kept', why: decision.why, reason: null, conflicts };
-      case 'verify': // confirmedState never leaves anything to verify
+      case 'verify': // confirmedState and the node read leave nothing to verify
         return { kind: 'retry', afterMs: null, reason: null, error: 'owner state could not be confirmed', conflicts };
       case 'remove':
         break;
@@ -151,13 +169,13 @@ export class Reconciler {
     const reason = (s.reason = decision.reason);
     if (o.reasons !== null && !o.reasons.has(reason)) return { kind: 'kept', why: 'reason-filtered', reason, conflicts };
     if (o.quota !== undefined && !o.quota.take()) return { kind: 'kept', why: 'max-removals', reason, conflicts };
-    if (o.dryRun) return { kind: 'dry-run', reason, conflicts };
+    if (o.dryRun) return { kind: 'dry-run', reason, evidence: decision.evidence, conflicts };
 
     const patch = removalPatch(s.pod, o.policy.finalizer) as RemovalPatch; // decide() saw our finalizer
     s.attempts++;
     try {
       await o.api.patch(s.pod.namespace, s.pod.name, patch, decision.priority, signal);
-      return { kind: 'removed', reason, attempts: s.attempts, conflicts, pod: s.pod };
+      return { kind: 'removed', reason, evidence: decision.evidence, attempts: s.attempts, conflicts, pod: s.pod };
     } catch (err) {
       o.quota?.giveBack();
       const f = o.classify(err);

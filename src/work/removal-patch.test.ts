@@ -8,7 +8,7 @@ const OURS = 'workflows.argoproj.io/status';
 function pod(finalizers: string[]): PodMeta {
   return {
     namespace: 'ns', name: 'p', uid: 'u', resourceVersion: '4711', deletionTimestamp: null,
-    finalizers, completedLabel: null, workflowLabel: 'wf', owner: null,
+    finalizers, completedLabel: null, workflowLabel: 'wf', owner: null, nodeId: null,
   };
 }
 

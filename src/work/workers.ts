@@ -43,6 +43,12 @@ async function workerLoop(o: WorkerOptions): Promise<void> {
 }
 
 function settle(o: WorkerOptions, key: string, priority: number, outcome: Outcome): void {
+  if (outcome.kind === 'recheck') {
+    // Not a failure: the key is simply due again later, and an event may bring it sooner.
+    o.queue.forget(key);
+    o.queue.addAfter(key, priority, outcome.afterMs);
+    return;
+  }
   if (outcome.kind !== 'retry') {
     o.queue.forget(key);
     return;

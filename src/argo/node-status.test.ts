@@ -1,0 +1,126 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { gzipSync } from 'node:zlib';
+import { MAX_COMPRESSED_CHARS, nodeIdOf, nodeState, nodeVerdict, storedNodes } from './node-status.ts';
+import { STATUS_FORMS, workflowStatus, type ArgoNode } from '../testbed/argo-status.ts';
+
+// Argo's rule, phase by phase (NodePhase.Fulfilled(taskResultSynced), v3.7.1+).
+const rule: Array<[ArgoNode['phase'] | undefined, boolean | undefined, boolean]> = [
+  ['Succeeded', undefined, true],
+  ['Succeeded', true, true],
+  ['Succeeded', false, false],
+  ['Failed', undefined, true],
+  ['Failed', false, false],
+  ['Error', undefined, true],
+  ['Error', false, false],
+  ['Skipped', false, true],
+  ['Omitted', undefined, true],
+  ['Running', true, false],
+  ['Pending', undefined, false],
+  [undefined, undefined, false],
+];
+for (const [phase, taskResultSynced, fulfilled] of rule) {
+  test(`node rule: phase ${phase ?? '(none)'}, taskResultSynced ${taskResultSynced ?? '(unset)'}: ${fulfilled ? 'fulfilled' : 'not fulfilled'}`, () => {
+    assert.equal(nodeState({ phase, taskResultSynced }).fulfilled, fulfilled);
+  });
+}
+
+test('node rule: a daemoned step still running is not fulfilled (Argo cleans pods up by phase)', () => {
+  assert.equal(nodeState({ phase: 'Running', daemoned: true } as { phase: string }).fulfilled, false);
+});
+
+// Workflows of each shape Argo builds, with the IDs it gives their nodes.
+const W = 'wf';
+const SHAPES: Array<{ name: string; nodes: ArgoNode[]; expect: Record<string, string> }> = [
+  {
+    name: 'steps',
+    nodes: [
+      { id: W, name: W, type: 'Steps', phase: 'Running', children: [`${W}-1`] },
+      { id: `${W}-1`, name: `${W}[0]`, type: 'StepGroup', phase: 'Running', children: [`${W}-2`, `${W}-3`] },
+      { id: `${W}-2`, name: `${W}[0].a`, type: 'Pod', phase: 'Succeeded', taskResultSynced: true },
+      { id: `${W}-3`, name: `${W}[0].b`, type: 'Pod', phase: 'Running' },
+    ],
+    expect: { [`${W}-2`]: 'fulfilled', [`${W}-3`]: 'not-fulfilled', [`${W}-9`]: 'missing' },
+  },
+  {
+    name: 'DAG with a skipped and an omitted task',
+    nodes: [
+      { id: W, name: W, type: 'DAG', phase: 'Running' },
+      { id: `${W}-10`, name: `${W}.extract`, type: 'Pod', phase: 'Failed', taskResultSynced: true },
+      { id: `${W}-11`, name: `${W}.load`, type: 'Skipped', phase: 'Skipped' },
+      { id: `${W}-12`, name: `${W}.notify`, type: 'Skipped', phase: 'Omitted' },
+      { id: `${W}-13`, name: `${W}.report`, type: 'Pod', phase: 'Succeeded', taskResultSynced: false },
+    ],
+    expect: { [`${W}-10`]: 'fulfilled', [`${W}-11`]: 'fulfilled', [`${W}-12`]: 'fulfilled', [`${W}-13`]: 'not-fulfilled' },
+  },
+  {
+    name: 'retries: the failed attempt is fulfilled, the running one is not',
+    nodes: [
+      { id: `${W}-20`, name: `${W}[0].flaky`, type: 'Retry', phase: 'Running', children: [`${W}-21`, `${W}-22`] },
+      { id: `${W}-21`, name: `${W}[0].flaky(0)`, type: 'Pod', phase: 'Error' },
+      { id: `${W}-22`, name: `${W}[0].flaky(1)`, type: 'Pod', phase: 'Running' },
+    ],
+    expect: { [`${W}-21`]: 'fulfilled', [`${W}-22`]: 'not-fulfilled' },
+  },
+  {
+    name: 'a daemoned step',
+    nodes: [{ id: `${W}-30`, name: `${W}[0].db`, type: 'Pod', phase: 'Running', daemoned: true }],
+    expect: { [`${W}-30`]: 'not-fulfilled' },
+  },
+  {
+    name: 'after `argo retry`: the failed node reset to Pending, its other node removed',
+    nodes: [{ id: `${W}-40`, name: `${W}[0].x`, type: 'Pod', phase: 'Pending' }],
+    expect: { [`${W}-40`]: 'not-fulfilled', [`${W}-41`]: 'missing' },
+  },
+];
+
+for (const shape of SHAPES) {
+  for (const form of STATUS_FORMS) {
+    test(`stored nodes: ${shape.name}, ${form}`, () => {
+      const stored = storedNodes(workflowStatus(shape.nodes, form));
+      for (const [id, kind] of Object.entries(shape.expect)) {
+        assert.equal(nodeVerdict(stored, id).kind, form === 'offloaded' ? 'offloaded' : kind, id);
+      }
+    });
+  }
+}
+
+test('stored nodes: a Workflow not started yet has no nodes: every node is missing', () => {
+  assert.equal(nodeVerdict(storedNodes({ phase: 'Pending' }), 'x').kind, 'missing');
+  assert.equal(nodeVerdict(storedNodes(undefined), 'x').kind, 'missing');
+});
+
+test('stored nodes: the plain map wins over compressedNodes when it has nodes, as in Argo', () => {
+  const compressed = workflowStatus([{ id: 'a', name: 'a', type: 'Pod', phase: 'Succeeded' }], 'gzip');
+  const both = { ...compressed, nodes: { a: { id: 'a', phase: 'Running' } } };
+  assert.equal(nodeVerdict(storedNodes(both), 'a').kind, 'not-fulfilled');
+  assert.equal(nodeVerdict(storedNodes({ ...compressed, nodes: {} }), 'a').kind, 'fulfilled', 'an empty plain map does not hide the compressed one');
+});
+
+const unreadable: Array<[string, unknown]> = [
+  ['compressedNodes that is not base64', { compressedNodes: 'not base64!' }],
+  ['compressedNodes that inflates to something other than JSON', { compressedNodes: gzipSync('{not json').toString('base64') }],
+  ['compressedNodes that inflates to a list', { compressedNodes: gzipSync('[1,2]').toString('base64') }],
+  ['compressedNodes of no known algorithm', { compressedNodes: Buffer.from('plain text, not compressed').toString('base64') }],
+  ['compressedNodes longer than any Workflow', { compressedNodes: 'A'.repeat(MAX_COMPRESSED_CHARS + 4) }],
+  ['compressedNodes that inflates past the cap (a zip bomb)', { compressedNodes: gzipSync(Buffer.alloc(40 * 1024 * 1024, 0x20)).toString('base64') }],
+  ['nodes that are not a map', { nodes: 'yes' }],
+];
+for (const [name, status] of unreadable) {
+  test(`stored nodes: ${name} is unreadable, and frees nothing`, () => {
+    const stored = storedNodes(status);
+    assert.equal(stored.form, 'unreadable');
+    assert.equal(nodeVerdict(stored, 'x').kind, 'unreadable');
+  });
+}
+
+// Where a pod's node is found: pod-name format v2 (node-name hashed) and v1 (pod name = node ID).
+const ids: Array<[string, Record<string, string> | undefined, string]> = [
+  ['the node-id annotation', { 'workflows.argoproj.io/node-id': 'wf-123' }, 'wf-123'],
+  ['the node-name annotation, hashed with FNV-1a as Workflow.NodeID does', { 'workflows.argoproj.io/node-name': 'wf[0].a' }, 'wf-3986212215'],
+  ['a node named as its Workflow', { 'workflows.argoproj.io/node-name': 'wf' }, 'wf'],
+  ['neither: the pod name (pod-name format v1)', undefined, 'wf-pod-1'],
+];
+for (const [name, annotations, id] of ids) {
+  test(`node ID from ${name}`, () => assert.equal(nodeIdOf(annotations, 'wf', 'wf-pod-1'), id));
+}

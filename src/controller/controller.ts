@@ -8,6 +8,7 @@ import type { Metrics } from '../metrics/metrics.ts';
 import type { ApiClient } from '../kube/client.ts';
 import { objectKey, type PodMeta, type WorkflowMeta } from '../kube/objects.ts';
 import { Cleanup } from './cleanup.ts';
+import type { Outcome } from '../work/reconcile.ts';
 import { Owners } from '../owners/owners.ts';
 import { RecoveryResync } from './recovery-resync.ts';
 import { isActionable, PRIORITY, staleInMs, type Decision } from '../decide/decide.ts';
@@ -160,7 +161,7 @@ export class Controller {
     this.resync();
     const resync = setInterval(() => this.resync(), this.#o.settings.resyncPeriodMs);
     try {
-      await this.cleanup.run({ stop, abort });
+      await this.cleanup.run({ stop, abort, onOutcome: (key, outcome) => this.#afterOutcome(key, outcome) });
     } finally {
       this.#leading = false;
       clearInterval(resync);
@@ -223,7 +224,21 @@ export class Controller {
    * stale: no event will announce that moment.
    */
   #recheckWhenStale(pod: PodMeta, d: Decision): void {
-    if (d.action !== 'wait' || d.why !== 'owner-alive-unrecorded') return;
+    if (d.action !== 'wait' || d.why === 'unattributable') return;
+    this.#recheckAtStale(pod);
+  }
+
+  /**
+   * #afterOutcome: a pod kept because its owner has not recorded it, once its node was read
+   * (its key was queued, so the triage's re-check could not be set), is due again at --force-after.
+   */
+  #afterOutcome(key: string, outcome: Outcome): void {
+    if (outcome.kind !== 'kept' || outcome.why === 'unattributable' || outcome.why === 'reason-filtered' || outcome.why === 'max-removals') return;
+    const pod = this.#pods.store.get(key);
+    if (pod !== undefined) this.#recheckAtStale(pod);
+  }
+
+  #recheckAtStale(pod: PodMeta): void {
     const due = staleInMs(pod, Date.now(), this.cleanup.policy);
     if (due !== null) this.cleanup.recheckAfter(objectKey(pod), PRIORITY.stale, due);
   }

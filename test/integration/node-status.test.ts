@@ -141,3 +141,14 @@ test('the sweep reads the stored Workflow too: --dry-run reports the pods of ful
     for (const role of ROLES) assert.equal(now.get(pods[role])?.includes(ARGO_FINALIZER) ?? false, !FREED.includes(role), pods[role]);
   }
 });
+
+test('--force-after still frees a Terminating pod whose node was read and found unfulfilled, at its time, without waiting for a resync', async (t) => {
+  const { ns, byForm } = await scene(t, ['plain']);
+  const pods = byForm.get('plain')!;
+  const c = await startController(kubeconfigPath, { namespaces: [ns], forceAfterMs: 3_000, resyncPeriodMs: 10 * 60_000 });
+  t.after(() => c.stop());
+  await cluster.waitFor(async () => !(await finalizers(ns)).get(pods.running)?.includes(ARGO_FINALIZER), LONG, 'the running node\'s pod freed by --force-after');
+  await cluster.waitFor(async () => removals(c.records).some((r) => r.pod === `${ns}/${pods.running}`), LONG, 'its removal logged');
+  assert.equal(removals(c.records).find((r) => r.pod === `${ns}/${pods.running}`)?.reason, 'stale');
+  await c.stop();
+});

@@ -151,6 +151,6 @@ function assertDryRunOfScene(result: CliResult, ns: string): void {
   assert.equal(s.podsWithFinalizer, 2);
   assert.deepEqual(s.reasons['owner-gone'], { found: 1, removed: 1, alreadyGone: 0, skipped: 0, failed: 0 });
   assert.deepEqual(s.totals, { found: 1, removed: 1, alreadyGone: 0, skipped: 0, failed: 0 });
-  assert.deepEqual(s.kept, { 'owner-alive-unrecorded': 1, unattributable: 0, 'reason-filtered': 0, 'max-removals': 0 });
+  assert.deepEqual(s.kept, { 'owner-alive-unrecorded': 1, 'owner-alive-offloaded': 0, unattributable: 0, 'reason-filtered': 0, 'max-removals': 0 });
   assert.deepEqual(podsLogged(result.stderr, WOULD_REMOVE), [`${ns}/orphan`]);
 }

@@ -20,8 +20,9 @@ import { goodNeighbour } from './scenarios/good-neighbour.ts';
 import { atScale } from './scenarios/scale.ts';
 import { budgetOverhead } from './scenarios/budget.ts';
 import { soak } from './scenarios/soak.ts';
+import { argoLagging } from './scenarios/argo-lagging.ts';
 
-const SCENARIOS: Scenario[] = [massOrphaning, orphansFirst, churn, conflicts, memoryBandwidth, startup, sweep, goodNeighbour, atScale, budgetOverhead, soak];
+const SCENARIOS: Scenario[] = [massOrphaning, orphansFirst, churn, conflicts, memoryBandwidth, startup, sweep, goodNeighbour, atScale, budgetOverhead, soak, argoLagging];
 
 const USAGE = `usage: npm run bench [-- --scenario N|name[,N|name…]] [--scale F]
   --scenario  run only these scenarios (numbers or names: ${SCENARIOS.map((s) => `${s.id} ${s.key}`).join(', ')})

@@ -33,11 +33,12 @@ export interface RunningArgo {
   stop(): Promise<ArgoStats>;
 }
 
-export function startArgoStyle(o: { kubeconfig: string; namespace: string; labelCompletedAfterSync?: boolean }): RunningArgo {
+export function startArgoStyle(o: { kubeconfig: string; namespace: string; labelCompletedAfterSync?: boolean; nodeStatusCleanup?: boolean }): RunningArgo {
   const child = startNode('argo-style', MAIN, [
     '--kubeconfig', o.kubeconfig,
     '--namespace', o.namespace,
     ...(o.labelCompletedAfterSync ? ['--label-completed-after-sync'] : []),
+    ...(o.nodeStatusCleanup ? ['--node-status-cleanup'] : []),
   ]);
   let syncedAt: number | null = null;
   let stats: ArgoStats | null = null;

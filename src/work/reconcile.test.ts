@@ -214,49 +214,35 @@ test('reconcile: --max-removals stops writes once the quota is spent, and a fail
   assert.equal(h.writes.length, 2);
 });
 
-test('reconcile: an owner read answered "resource not served" ends the attempt as a retry at once, and nothing is written', async () => {
-  let reads = 0;
-  const h = harness({
-    cached: pod({ completedLabel: null }),
-    owner: { kind: 'unconfirmed' },
-    over: {
-      owners: {
-        cachedState: () => ({ kind: 'unconfirmed' }),
-        confirmedState: async () => {
-          reads++;
-          throw new ApiFailure('not-served');
+// An owner read that says the resource is not served, or an owner found missing while it is not
+// (the conclusion held back by src/owners), ends the attempt: the key backs off, nothing is written.
+const notServedReads: Array<[string, () => Error]> = [
+  ['an owner read answered "resource not served"', () => new ApiFailure('not-served')],
+  ['an owner conclusion held back while the owner resource is not served', () => new OwnerEvidenceHeld()],
+];
+for (const [name, error] of notServedReads) {
+  test(`reconcile: ${name} ends the attempt as a retry at once, and nothing is written`, async () => {
+    let reads = 0;
+    const h = harness({
+      cached: pod({ completedLabel: null }),
+      over: {
+        owners: {
+          cachedState: () => ({ kind: 'unconfirmed' }),
+          confirmedState: async () => {
+            reads++;
+            throw error();
+          },
+          now: () => 1,
         },
-        now: () => 1,
+        classify: (err) => (err instanceof ApiFailure ? classify(err) : classifyApiError(err)),
       },
-    },
+    });
+    const out = await h.r.reconcile('ns/p', 0);
+    assert.deepEqual([out.kind, 'afterMs' in out ? out.afterMs : undefined], ['retry', null]);
+    assert.equal(reads, 1, 'not retried in place: the key backs off');
+    assert.deepEqual(h.writes, []);
   });
-  const out = await h.r.reconcile('ns/p', 0);
-  assert.equal(out.kind, 'retry');
-  assert.equal(reads, 1, 'not retried in place: the key backs off');
-  assert.deepEqual(h.writes, []);
-});
-
-test('reconcile: an owner conclusion held back (the owner resource not served) waits its backoff; nothing is written', async () => {
-  let reads = 0;
-  const held = harness({
-    cached: pod({ completedLabel: null }),
-    over: {
-      owners: {
-        cachedState: () => ({ kind: 'unconfirmed' }),
-        confirmedState: async () => {
-          reads++;
-          throw new OwnerEvidenceHeld();
-        },
-        now: () => 1,
-      },
-      classify: classifyApiError,
-    },
-  });
-  const out = await held.r.reconcile('ns/p', 0);
-  assert.deepEqual([out.kind, 'afterMs' in out ? out.afterMs : undefined], ['retry', null]);
-  assert.equal(reads, 1, 'not retried in place');
-  assert.deepEqual(held.writes, []);
-});
+}
 
 test('reconcile: a patch answered "resource not served" is retried later, never taken as "already gone"', async () => {
   const h = harness({ cached: pod(), patches: [new ApiFailure('not-served')] });

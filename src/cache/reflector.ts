@@ -75,9 +75,9 @@ export interface ReflectorOptions<T extends Versioned> {
   observer?: ReflectorObserver;
   log?: ReflectorLog;
   /**
-   * availability is told when the API server stops serving the resource (404 on its list or
-   * watch) and when it serves it again, once each per outage, instead of the reflector's own
-   * generic log lines: the owner cache shares one outage with the live owner reads.
+   * availability is told of every list or watch answered 404 naming no object, and once when the
+   * resource is served again, instead of the reflector's own generic log lines: the owner cache
+   * shares one outage with the live owner reads (src/owners/availability.ts).
    */
   availability?: { notServed(err: unknown): void; succeeded(): void };
   /** afterPage runs after each list page is stored (a WatchList: each pageSize objects): the place to collect garbage. */
@@ -247,9 +247,11 @@ export class Reflector<T extends Versioned> {
   #notServed(scope: Scope, err: unknown): void {
     const first = this.#missing.size === 0;
     this.#missing.add(scope);
-    if (!first) return;
     const o = this.#o;
+    // Told of every attempt, not only the first: it keeps the outage fresh (src/owners clears a
+    // path that has gone quiet) and says so once itself.
     if (o.availability !== undefined) return o.availability.notServed(err);
+    if (!first) return;
     const message = `the API server does not serve ${o.resource} (404); retrying until it does`;
     o.log?.error({ resource: o.resource, namespace: scope.namespace, err: err instanceof Error ? err.message : String(err) }, message);
   }

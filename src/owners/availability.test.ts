@@ -69,3 +69,12 @@ test('an outage seen by reads alone ends by itself once reads have been quiet: n
   assert.deepEqual(changes, [false, true]);
   assert.equal(clock.pendingTimers(), 0);
 });
+
+test('a list/watch that keeps failing is never cleared by the quiet interval: each retry (at most 30 s apart) refreshes it', () => {
+  const { a, clock } = availability();
+  for (let t = 0; t <= 5 * QUIET; t += 30_000) {
+    clock.advance(t - clock.now());
+    a.notServed('list', notFound);
+    assert.equal(a.served(), false, `at ${t} ms`);
+  }
+});

@@ -72,11 +72,6 @@ export class WorkflowRecords {
     this.#spacingMs = o.spacingMs ?? SPACING_MS;
   }
 
-  /** readsKept is how many reads are remembered (for tests). */
-  get readsKept(): number {
-    return this.#reads.size;
-  }
-
   /**
    * verdict says what the owner Workflow as stored says of the pod's node. Only pods with an
    * owner reference (matched by UID) and a node ID are asked about; anything else is `missing`.

@@ -61,8 +61,6 @@ export class OwnerResolver {
   readonly #gone = new Map<string, GoneBecause>();
   /** The latest live read per owner "namespace/name", kept while it may serve newer pods. */
   readonly #reads = new Map<string, Read>();
-  /** Live reads issued, for the metrics and benchmarks (requests per removal). */
-  readsIssued = 0;
 
   constructor(opts: { cache: OwnerCache; read: OwnerReader; now?: () => number }) {
     this.#cache = opts.cache;
@@ -155,7 +153,6 @@ export class OwnerResolver {
     if (usable) return untilAborted(last.result, signal);
 
     const read: Read = { startedAt: this.#now(), result: this.#read(namespace, name, priority) };
-    this.readsIssued++;
     this.#reads.delete(key); // re-insert: the Map's order is then oldest read first
     for (const [oldKey, old] of this.#reads) {
       if (this.#reads.size < MAX_REMEMBERED && read.startedAt - old.startedAt < KEEP_READ_MS) break;

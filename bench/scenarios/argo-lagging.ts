@@ -77,11 +77,7 @@ export const argoLagging: ClusterScenario = {
   async run(ctx, out) {
     const pods = scaled(PODS, ctx.scale, BATCHES * 5);
     out.size = { pods, batches: BATCHES };
-    const sweeper = await lagging(ctx, 's12-sweeper', pods, DEFAULTS.label, 120_000 + pods * 200, async (kubeconfig, namespace) => {
-      const c = await startController({ kubeconfig, context: SWEEPER, namespace, config: DEFAULTS });
-      await c.waitReady(READY_TIMEOUT_MS);
-      return { child: c.child, requests: async () => apiRequests(await c.metrics()), stop: () => c.stop() };
-    });
+    const sweeper = await lagging(ctx, 's12-sweeper', pods, DEFAULTS.label, 120_000 + pods * 200, sweeperWith([]));
     out.rows.push(sweeper.row);
     // What reading costs for pods that are not Terminating (--node-status all): the same
     // schedule without pod GC, so that nothing but the node rule can free a pod.
@@ -91,11 +87,7 @@ export const argoLagging: ClusterScenario = {
       pods,
       `${DEFAULTS.label.replace('defaults', '--node-status all')}, no pod GC`,
       120_000 + pods * 200,
-      async (kubeconfig, namespace) => {
-        const c = await startController({ kubeconfig, context: SWEEPER, namespace, config: DEFAULTS, extraFlags: ['--node-status', 'all'] });
-        await c.waitReady(READY_TIMEOUT_MS);
-        return { child: c.child, requests: async () => apiRequests(await c.metrics()), stop: () => c.stop() };
-      },
+      sweeperWith(['--node-status', 'all']),
       false,
     );
     out.rows.push(all.row);
@@ -129,6 +121,15 @@ export const argoLagging: ClusterScenario = {
   },
 };
 
+/** sweeperWith starts finalizer-sweeper with its defaults plus `extraFlags`, as a service account. */
+function sweeperWith(extraFlags: string[]): (kubeconfig: string, namespace: string) => Promise<Contender> {
+  return async (kubeconfig, namespace) => {
+    const c = await startController({ kubeconfig, context: SWEEPER, namespace, config: DEFAULTS, extraFlags });
+    await c.waitReady(READY_TIMEOUT_MS);
+    return { child: c.child, requests: async () => apiRequests(await c.metrics()), stop: () => c.stop() };
+  };
+}
+
 interface Contender {
   child: Child;
   /** requests reads the contender's API request counter, if it has one to read live. */
@@ -146,9 +147,14 @@ async function lagging(ctx: ScenarioContext, namespace: string, podCount: number
   // The node IDs the pods carry (newPod's), in pod order.
   const ids = set.podNames.map((name) => newPod({ namespace, name, workflow: owner }).metadata.annotations![NODE_ID_ANNOTATION]!);
   const phases: Array<ArgoNode['phase']> = ids.map(() => 'Running');
-  const write = () => ctx.env.cluster.setWorkflowStatus(namespace, owner.name, status(ids.map((id, i) => podNode(id, i, phases[i]))));
+  /** compressed: the last status written was stored compressed, as Argo's packer would. */
+  let compressed = false;
+  const write = async () => {
+    const s = status(ids.map((id, i) => podNode(id, i, phases[i])));
+    compressed = 'compressedNodes' in s;
+    await ctx.env.cluster.setWorkflowStatus(namespace, owner.name, s);
+  };
   await write();
-  const compressed = 'compressedNodes' in status(ids.map((id, i) => podNode(id, i, phases[i])));
 
   const watch = new RemovalWatch(ctx.env.pods, namespace);
   await watch.start();

@@ -1,4 +1,4 @@
-// EXIT names the process exit codes; the README's "Exit codes" table documents them.
+// EXIT names the process exit codes; docs/operations.md's "Exit codes" table documents them.
 export const EXIT = {
   ok: 0,
   /** Some removals failed (sweep), or the controller stopped on an unexpected error. */

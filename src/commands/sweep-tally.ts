@@ -1,5 +1,5 @@
 // SweepTally counts what a sweep found and did, and turns it into the summary: a table for
-// people, or one JSON object (the README's "Sweep output" documents its fields).
+// people, or one JSON object (docs/operations.md, "The sweep's report", documents its fields).
 
 import Table from 'cli-table3';
 import { REASONS, type Reason } from '../config/settings.ts';

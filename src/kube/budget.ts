@@ -1,8 +1,9 @@
 // The one API budget: every request of the process (lists, the opening of each watch, gets,
-// patches, Lease calls) is scheduled through it, in ten priority lanes (0 most urgent, FIFO within
-// a lane), so that orphan removals overtake routine work whenever the budget is what they wait
-// for. What the budget enforces, and when, is the policy's business (budget-policy.ts,
-// adaptive-budget.ts); this file is the mechanism: bottleneck, behind an interface of our own.
+// patches, Event writes) but the Lease's, which have a client of their own (commands/connect.ts),
+// is scheduled through it, in ten priority lanes (0 most urgent, FIFO within a lane), so that
+// orphan removals overtake routine work whenever the budget is what they wait for. What the
+// budget enforces, and when, is the policy's business (budget-policy.ts, adaptive-budget.ts); this
+// file is the mechanism: bottleneck, behind an interface of our own.
 //
 // bottleneck 2.19.5 is its final release (2019) and pinned: the three adjustments below reach into
 // its local datastore and limiter instance, which an upgrade cannot change under us. They are

@@ -1,7 +1,7 @@
 // startControlPlane runs a real, throwaway Kubernetes control plane on 127.0.0.1: etcd (data on
 // tmpfs), kube-apiserver (token auth, self-signed serving cert) and kube-controller-manager with
 // the garbage collector, because owner deletion is what the product reacts to. Flags and the
-// measured facts behind them are in the README ("The local control plane").
+// facts behind them are in docs/testing.md ("The local control plane").
 import { access, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -1,6 +1,6 @@
 // The container engine of the image test: Debian's podman, run as root through its CLI. Only this
-// file knows podman's flags and what this kind of machine needs of them (see the README, "The
-// image"): runc where it is installed, ulimits within our own, and the host's network.
+// file knows podman's flags and what this kind of machine needs of them (see docs/testing.md,
+// "The image test"): runc where it is installed, ulimits within our own, and the host's network.
 import { execFile, spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { promisify } from 'node:util';

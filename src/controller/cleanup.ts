@@ -59,6 +59,11 @@ export class Cleanup {
   readonly #events: RemovalEvents;
   /** UIDs of the pods whose owner keeps its nodes offloaded, as the last read found: what they wait for. */
   readonly #offloaded = new Set<string>();
+  /**
+   * In a dry run, the UIDs of the pods already reported as "would be removed": each is reported
+   * once (a log line, a count), and resyncs do not queue it again.
+   */
+  readonly #wouldRemove = new Set<string>();
 
   constructor(o: CleanupOptions) {
     this.#o = o;
@@ -136,6 +141,15 @@ export class Cleanup {
     return this.#firstSeen.get(pod.uid) ?? this.owners.now();
   }
 
+  /** #firstDryRun notes that key's pod would be removed, and says whether that is news. */
+  #firstDryRun(key: string): boolean {
+    const uid = this.#o.pods.get(key)?.uid;
+    if (uid === undefined) return true; // gone from the cache meanwhile: nothing to remember it by
+    if (this.#wouldRemove.has(uid)) return false;
+    this.#wouldRemove.add(uid);
+    return true;
+  }
+
   #offloadedPod(key: string, offloaded: boolean): void {
     const uid = this.#o.pods.get(key)?.uid;
     if (uid === undefined) return;
@@ -148,13 +162,15 @@ export class Cleanup {
     this.#firstSeen.delete(pod.uid);
     this.#reportedUnattributable.delete(pod.uid);
     this.#offloaded.delete(pod.uid);
+    this.#wouldRemove.delete(pod.uid);
   }
 
   /** triage decides from the cache alone and queues what may be removed, at its urgency. */
   triage(pod: PodMeta): Decision {
     const d = decide(pod, this.owners.cachedState(pod), Date.now(), this.policy);
-    if (isActionable(d)) this.enqueue(objectKey(pod), d.priority);
-    else if (d.action === 'wait' && d.why === 'unattributable' && !this.#reportedUnattributable.has(pod.uid)) {
+    if (isActionable(d)) {
+      if (!this.#wouldRemove.has(pod.uid)) this.enqueue(objectKey(pod), d.priority);
+    } else if (d.action === 'wait' && d.why === 'unattributable' && !this.#reportedUnattributable.has(pod.uid)) {
       this.#reportedUnattributable.add(pod.uid);
       this.#events.unattributable(pod);
     }
@@ -203,7 +219,8 @@ export class Cleanup {
       if (pod.deletionTimestamp === null) continue;
       const d = decide(pod, this.owners.cachedState(pod), now, this.policy);
       if (d.action === 'none') continue;
-      const entry = report[this.#waitingWhy(pod, d) ?? 'queued'];
+      // In a dry run nothing is queued work that someone will do: on every replica, leader or not.
+      const entry = report[this.#waitingWhy(pod, d) ?? (this.#o.settings.dryRun ? 'dry-run' : 'queued')];
       entry.count++;
       entry.oldestSeconds = Math.max(entry.oldestSeconds, (now - pod.deletionTimestamp) / 1000);
     }
@@ -246,6 +263,10 @@ export class Cleanup {
 
     if (outcome.kind === 'kept' && outcome.why === 'owner-alive-offloaded') this.#offloadedPod(key, true);
     else if (outcome.kind !== 'recheck') this.#offloadedPod(key, false);
+    if (outcome.kind === 'dry-run' && !this.#firstDryRun(key)) {
+      logger.debug({ pod: key, reason: outcome.reason }, 'dry run: finalizer would be removed (reported before)');
+      return;
+    }
     const result = RESULT[outcome.kind];
     const reason = 'reason' in outcome ? outcome.reason : null;
     if (result !== null && reason !== null) metrics.removal(reason, result);

@@ -57,7 +57,7 @@ test('Terminating pods by why they wait, and the oldest\'s age, are read from th
   let passes = 0;
   m.trackTerminating(() => {
     passes++;
-    return { 'owner-alive-unrecorded': { count: 4, oldestSeconds: 120 }, 'owner-alive-offloaded': { count: 1, oldestSeconds: 60 }, unattributable: { count: 0, oldestSeconds: 0 }, queued: { count: 2, oldestSeconds: 3 } };
+    return { 'owner-alive-unrecorded': { count: 4, oldestSeconds: 120 }, 'owner-alive-offloaded': { count: 1, oldestSeconds: 60 }, unattributable: { count: 0, oldestSeconds: 0 }, queued: { count: 2, oldestSeconds: 3 }, 'dry-run': { count: 5, oldestSeconds: 30 } };
   });
   const text = await m.registry.metrics();
   assert.equal(passes, 1);
@@ -65,6 +65,7 @@ test('Terminating pods by why they wait, and the oldest\'s age, are read from th
   assert.equal(value('finalizer_sweeper_terminating_pods{reason="owner-alive-unrecorded"}'), 4);
   assert.equal(value('finalizer_sweeper_terminating_pods{reason="queued"}'), 2);
   assert.equal(value('finalizer_sweeper_terminating_pods{reason="owner-alive-offloaded"}'), 1);
+  assert.equal(value('finalizer_sweeper_terminating_pods{reason="dry-run"}'), 5);
   assert.equal(value('finalizer_sweeper_oldest_terminating_pod_age_seconds{reason="owner-alive-unrecorded"}'), 120);
   assert.equal(value('finalizer_sweeper_oldest_terminating_pod_age_seconds{reason="unattributable"}'), 0);
 });

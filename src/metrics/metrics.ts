@@ -19,8 +19,11 @@ export interface ApiBudgetReport {
   concurrency: number;
 }
 
-/** TERMINATING_REASONS: why a Terminating pod still carries our finalizer (queued: it is due for removal). */
-export const TERMINATING_REASONS = ['owner-alive-unrecorded', 'owner-alive-offloaded', 'unattributable', 'queued'] as const;
+/**
+ * TERMINATING_REASONS: why a Terminating pod still carries our finalizer. queued: it is due for
+ * removal; dry-run: it would be, but this is a dry run (nobody will free it).
+ */
+export const TERMINATING_REASONS = ['owner-alive-unrecorded', 'owner-alive-offloaded', 'unattributable', 'queued', 'dry-run'] as const;
 export type TerminatingReason = (typeof TERMINATING_REASONS)[number];
 /** TerminatingReport counts Terminating pods by reason, with the oldest's age (0 when none). */
 export type TerminatingReport = Record<TerminatingReason, { count: number; oldestSeconds: number }>;
@@ -128,7 +131,7 @@ export class Metrics {
     let report: TerminatingReport | undefined;
     const terminating: Gauge<'reason'> = new Gauge({
       name: `${PREFIX}terminating_pods`,
-      help: 'Terminating pods that still carry our finalizer, by why they wait (queued: due for removal); computed at scrape.',
+      help: 'Terminating pods that still carry our finalizer, by why they wait (queued: due for removal; dry-run: would be removed, in a dry run); computed at scrape.',
       labelNames: ['reason'],
       registers: [this.registry],
       collect: () => {
@@ -139,7 +142,7 @@ export class Metrics {
     });
     const oldest: Gauge<'reason'> = new Gauge({
       name: `${PREFIX}oldest_terminating_pod_age_seconds`,
-      help: 'Age of the oldest Terminating pod that still carries our finalizer, by why it waits (0 when none); computed at scrape.',
+      help: 'Age of the oldest Terminating pod that still carries our finalizer, by why it waits (0 when none), from its deletionTimestamp (for a pod, the end of its grace period, or earlier if its containers stopped sooner); computed at scrape.',
       labelNames: ['reason'],
       registers: [this.registry],
       collect: () => {

@@ -476,7 +476,7 @@ test('a restart in the middle of a backlog finishes the job, and pods that never
   assert.deepEqual(await versions(ns, untouched), before);
 });
 
-test('dry run decides and logs but writes nothing', async (t) => {
+test('dry run decides and logs but writes nothing, and reports each pod once however many resyncs pass', async (t) => {
   const ns = await newNamespace(t);
   const gone = await createWorkflow(ns, 'gone');
   const completed = await createWorkflow(ns, 'completed', true);
@@ -492,12 +492,20 @@ test('dry run decides and logs but writes nothing', async (t) => {
   const before = await versions(ns, all);
 
   const c = await run(t, { namespaces: [ns], dryRun: true });
-  const wouldRemove = () => new Set(c.records.filter((r) => r.msg.startsWith('dry run')).map((r) => String(r.pod)));
-  await cluster.waitFor(async () => wouldRemove().size === eligible.length, LONG, 'a dry-run line for every eligible pod');
-  await waitResyncs(c, 2);
+  const reported = () => c.records.filter((r) => r.msg === 'dry run: finalizer would be removed').map((r) => String(r.pod));
+  await cluster.waitFor(async () => new Set(reported()).size === eligible.length, LONG, 'a dry-run line for every eligible pod');
+  await waitResyncs(c, 3);
+  const dryRuns = (await c.metrics.registry.getSingleMetric('finalizer_sweeper_removals_total')?.get())?.values
+    .filter((v) => v.labels['result'] === 'dry_run').reduce((sum, v) => sum + v.value, 0);
+  // Nobody will free them, so they are not work waiting: an alert on queued pods must not fire.
+  const queued = await metricValue(c.metrics, 'terminating_pods{reason="queued"}');
+  const wouldGo = await metricValue(c.metrics, 'terminating_pods{reason="dry-run"}');
   await c.stop();
 
-  assert.deepEqual([...wouldRemove()].sort(), names(eligible).map((n) => `${ns}/${n}`).sort());
+  assert.deepEqual(reported().sort(), names(eligible).map((n) => `${ns}/${n}`).sort(), 'one info line per pod, not one per resync');
+  assert.equal(dryRuns, eligible.length, 'one dry_run count per pod');
+  assert.equal(queued, 0);
+  assert.equal(wouldGo, orphans.length + 1, 'the Terminating ones: the orphans and the deleted recorded pod');
   assert.deepEqual(await versions(ns, all), before);
   assert.deepEqual(removals(c.records), []);
 });

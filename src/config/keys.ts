@@ -190,7 +190,7 @@ export const KEYS: readonly SettingSpec[] = [
   }),
   define({
     key: 'forceAfter', commands: BOTH, group: 'Work:', unset: 'off',
-    describe: 'Remove the finalizer of a pod finished this long ago even if its owner is alive (reason "stale"); 0 is off.',
+    describe: 'Remove the finalizer of a pod Terminating this long even if its owner is alive and has not recorded it (reason "stale"); counted from its deletionTimestamp (for a pod, the end of its grace period, or earlier if its containers stopped sooner); 0 is off.',
     parse: optionalDuration, get: (s) => s.forceAfterMs, set: (s, v) => { s.forceAfterMs = v; }, show: showDuration,
   }),
   define({

@@ -30,11 +30,18 @@ export interface Prometheus {
   rule(name: string): { expr: string };
 }
 
-/** startPrometheus starts Prometheus scraping `targets` (host:port plus labels); it stops when the test ends. */
-export async function startPrometheus(t: TestContext, targets: Array<{ address: string; labels: Record<string, string> }>): Promise<Prometheus> {
+export interface RuleFile {
+  groups: Array<{ name: string; rules: Array<{ alert?: string; expr: string }> }>;
+}
+
+/**
+ * startPrometheus starts Prometheus scraping `targets` (host:port plus labels); it stops when the
+ * test ends. It evaluates `rules` (a PrometheusRule's spec), by default the shipped one's.
+ */
+export async function startPrometheus(t: TestContext, targets: Array<{ address: string; labels: Record<string, string> }>, rules?: RuleFile): Promise<Prometheus> {
   const dir = await mkdtemp(join(tmpdir(), 'prometheus-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
-  const ruleObject = load(await readFile(join(DEPLOY_COMPONENTS, 'alerts', 'prometheusrule.yaml'), 'utf8')) as { spec: { groups: Array<{ rules: Array<{ alert?: string; expr: string }> }> } };
+  const ruleObject = rules !== undefined ? { spec: rules } : (load(await readFile(join(DEPLOY_COMPONENTS, 'alerts', 'prometheusrule.yaml'), 'utf8')) as { spec: RuleFile });
   await writeFile(join(dir, 'rules.yaml'), JSON.stringify(ruleObject.spec));
   const staticConfigs = targets.map((x) => ({ targets: [x.address], labels: x.labels }));
   const config = { global: { scrape_interval: '1s', evaluation_interval: '1s' }, rule_files: [join(dir, 'rules.yaml')], scrape_configs: [{ job_name: JOB, static_configs: staticConfigs }] };
@@ -52,13 +59,13 @@ export async function startPrometheus(t: TestContext, targets: Array<{ address: 
     if (body.status !== 'success') throw new Error(`${path}: ${body.error ?? res.status}`);
     return body.data;
   };
-  const rules = ruleObject.spec.groups.flatMap((g) => g.rules);
+  const alerting = ruleObject.spec.groups.flatMap((g) => g.rules);
   return {
     api,
     query: (expr) => api<{ result: Sample[] }>(`/api/v1/query?query=${encodeURIComponent(expr)}`).then((d) => d.result),
     alerts: () => api<{ alerts: Alert[] }>('/api/v1/alerts').then((d) => d.alerts),
     rule: (name) => {
-      const r = rules.find((x) => x.alert === name);
+      const r = alerting.find((x) => x.alert === name);
       if (r === undefined) throw new Error(`no alert ${name} in the PrometheusRule`);
       return r;
     },

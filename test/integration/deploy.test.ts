@@ -8,9 +8,9 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join, matchesGlob, relative } from 'node:path';
+import { basename, dirname, join, matchesGlob, relative } from 'node:path';
 import { after, before, test, type TestContext } from 'node:test';
-import { dump, loadAll } from 'js-yaml';
+import { dump, load, loadAll } from 'js-yaml';
 import ts from 'typescript';
 import yargs from 'yargs';
 import { defineControllerOptions, resolveSettings } from '../../src/config/index.ts';
@@ -139,11 +139,51 @@ test('the sidecar keeps Argo\'s container first, with the namespace-install flag
   assert.deepEqual(containers[0]?.args, ['--namespaced']);
 });
 
-test('the sidecar container is exactly the standalone container', async () => {
+test('the sidecar container is exactly the standalone container but for the readinessProbe', async () => {
   const standalone = ourContainer(deployment((await render(FLAVOURS.standalone)).objects, 'finalizer-sweeper'));
   const sidecar = ourContainer(deployment((await render(FLAVOURS.sidecar)).objects, 'workflow-controller'));
 
-  assert.deepEqual(sidecar, standalone);
+  const { readinessProbe, ...rest } = standalone as Container & { readinessProbe?: unknown };
+  assert.ok(readinessProbe, 'the standalone container has one');
+  assert.deepEqual(sidecar, rest);
+});
+
+const SIDECARS = ['sidecar', 'sidecarOwnNamespace', 'sidecarRenamedAccount'] as const;
+
+test('every sidecar route keeps Argo\'s container first and the default one, and our probes do not decide the pod\'s readiness', async () => {
+  for (const flavour of SIDECARS) {
+    const spec = deployment((await render(FLAVOURS[flavour])).objects, 'workflow-controller').spec.template;
+    const containers = spec.spec.containers as (Container & Record<string, unknown>)[];
+
+    assert.deepEqual(containers.map((c) => c.name), ['workflow-controller', CONTAINER], flavour);
+    assert.deepEqual(containers[0]?.args, ['--namespaced'], `${flavour}: Argo's overlay still patches containers/0`);
+    const annotations = (spec as { metadata?: { annotations?: Record<string, string> } }).metadata?.annotations;
+    assert.equal(annotations?.['kubectl.kubernetes.io/default-container'], 'workflow-controller', flavour);
+    const ours: Record<string, unknown> = containers[1] ?? {};
+    assert.equal(ours['readinessProbe'], undefined, `${flavour}: a readinessProbe of ours would make Argo's pod unready`);
+    assert.equal(ours['startupProbe'], undefined, flavour);
+    assert.ok(ours['livenessProbe'], `${flavour}: the liveness probe restarts only our container`);
+  }
+});
+
+test('the README\'s sidecar recipe, rendered as written (Argo\'s manifests replaced by the fixture), runs our image from the user\'s registry after Argo\'s container', async () => {
+  const readme = await readFile(join(REPO, 'README.md'), 'utf8');
+  const recipe = /### As a sidecar of Argo\n[\s\S]*?```yaml\n([\s\S]*?)```/.exec(readme)?.[1];
+  assert.ok(recipe, 'the README\'s sidecar recipe');
+  const k = load(recipe.replace('REGISTRY', 'registry.test/platform')) as { namespace: string; resources: string[]; components: string[]; images: object[] };
+  assert.deepEqual(k.resources, ['https://github.com/argoproj/argo-workflows/manifests/namespace-install?ref=v4.1.2']);
+  const { objects } = await renderWith({
+    ...k,
+    resources: ['test/fixtures/argo/namespace-install'],
+    components: k.components.map((c) => c.replace(/^path\/to\/finalizer-sweeper\//, '')),
+  });
+
+  const containers = deployment(objects, 'workflow-controller').spec.template.spec.containers as (Container & { image?: string })[];
+  assert.deepEqual(containers.map((c) => [c.name, c.image]), [
+    ['workflow-controller', 'quay.io/argoproj/workflow-controller:latest'],
+    [CONTAINER, 'registry.test/platform/finalizer-sweeper:0.1.0'],
+  ]);
+  assert.deepEqual(objects.filter((o) => o.kind.endsWith('RoleBinding')).map((o) => o['subjects']), Array(2).fill([{ kind: 'ServiceAccount', name: 'argo', namespace: 'argo' }]));
 });
 
 test('the sidecar takes no port number or port name that Argo\'s container uses', async () => {
@@ -258,6 +298,112 @@ test('the monitoring component adds a ServiceMonitor whose selector and port mat
     assert.equal(service.metadata.labels?.[key], value, `Service label ${key}`);
   }
   assert.deepEqual(monitor.spec.endpoints.map((e) => e.port), service.spec.ports.map((p) => p.name));
+});
+
+test('the kube-prometheus-stack component labels only the ServiceMonitor and the PrometheusRule with the release, and applies no settings object', async () => {
+  const { objects } = await renderWith({ resources: [FLAVOURS.standalone], components: ['deploy/components/kube-prometheus-stack'] });
+
+  const labelled = objects.filter((o) => o.metadata.labels?.['release'] !== undefined).map((o) => `${o.kind}: ${o.metadata.labels?.['release']}`);
+  assert.deepEqual(labelled.sort(), ['PrometheusRule: kube-prometheus-stack', 'ServiceMonitor: kube-prometheus-stack']);
+  assert.deepEqual(objects.filter((o) => o.metadata.name.startsWith('finalizer-sweeper-prometheus-release') || o.metadata.name === 'finalizer-sweeper-runbooks'), []);
+});
+
+test('each alert\'s runbook_url, rendered through the alerts component, is the base URL set in runbooks.yaml and its runbook\'s page', async () => {
+  const { objects } = await renderWith({ resources: [FLAVOURS.standalone], components: ['deploy/components/alerts'] });
+  const settings = loadAll(await readFile(join(REPO, 'deploy/components/alerts/runbooks.yaml'), 'utf8'))[0] as { data: { baseUrl: string } };
+
+  const rule = find(objects, 'PrometheusRule', 'finalizer-sweeper') as KubeObject & { spec: { groups: { rules: { alert: string; annotations: { runbook_url: string } }[] }[] } };
+  const source = loadAll(await readFile(join(REPO, 'deploy/components/alerts/prometheusrule.yaml'), 'utf8'))[0] as typeof rule;
+  const inRepo = new Map(source.spec.groups.flatMap((g) => g.rules).map((r) => [r.alert, r.annotations.runbook_url]));
+  const rules = rule.spec.groups.flatMap((g) => g.rules);
+  assert.ok(rules.length >= 13);
+  assert.match(settings.data.baseUrl, /^https:\/\//);
+  for (const r of rules) assert.equal(r.annotations.runbook_url, `${settings.data.baseUrl}/${basename(inRepo.get(r.alert) ?? '')}`, r.alert);
+});
+
+test('deploy/monitoring, for installs kustomize did not make, selects the metrics Service of the Helm values and of the patch route', async () => {
+  const { objects } = await render('deploy/monitoring');
+  const monitor = find(objects, 'ServiceMonitor', 'finalizer-sweeper') as KubeObject & { spec: { selector: { matchLabels: Record<string, string> }; endpoints: { port: string }[] } };
+  const services = [
+    find((await renderHelmObjects({ name: 'argo-workflows', namespace: 'argo' })).objects, 'Service', 'finalizer-sweeper-metrics'),
+    find((await render('deploy/sidecar-patch')).objects, 'Service', 'finalizer-sweeper-metrics'),
+  ] as (KubeObject & { spec: { ports: { name: string }[] } })[];
+
+  assert.deepEqual(summary(objects), ['PrometheusRule/argo/finalizer-sweeper', 'ServiceMonitor/argo/finalizer-sweeper']);
+  for (const service of services) {
+    assert.equal(service.metadata.namespace, monitor.metadata.namespace);
+    for (const [key, value] of Object.entries(monitor.spec.selector.matchLabels)) assert.equal(service.metadata.labels?.[key], value, `Service label ${key}`);
+    assert.deepEqual(monitor.spec.endpoints.map((e) => e.port), service.spec.ports.map((p) => p.name));
+  }
+});
+
+// --- the patch route: Argo installed without kustomize ------------------------------------------
+
+/** PATCH_ROUTE is the README's two commands for an Argo installed from install.yaml, run from the repository root. */
+const PATCH_ROUTE = [
+  'kubectl apply -k deploy/sidecar-patch',
+  'kubectl -n argo patch deployment workflow-controller --patch-file deploy/sidecar-patch/workflow-controller.yaml',
+];
+
+test('the patch route renders what the sidecar adds beside Argo\'s pod: roles bound to argo, the settings under the name the patch mounts, the same Service', async () => {
+  const { objects } = await render('deploy/sidecar-patch');
+  const sidecar = (await render(FLAVOURS.sidecar)).objects;
+
+  assert.deepEqual(summary(objects), [
+    'ClusterRole/finalizer-sweeper',
+    'ClusterRoleBinding/finalizer-sweeper',
+    'ConfigMap/argo/finalizer-sweeper-config',
+    'Role/argo/finalizer-sweeper-leader-election',
+    'RoleBinding/argo/finalizer-sweeper-leader-election',
+    'Service/argo/finalizer-sweeper-metrics',
+  ]);
+  const toArgo = [{ kind: 'ServiceAccount', name: 'argo', namespace: 'argo' }];
+  assert.deepEqual(objects.filter((o) => o.kind.endsWith('RoleBinding')).map((o) => o['subjects']), [toArgo, toArgo]);
+  assert.deepEqual(find(objects, 'ClusterRole', 'finalizer-sweeper')['rules'], find(sidecar, 'ClusterRole', 'finalizer-sweeper')['rules']);
+  assert.deepEqual(find(objects, 'Service', 'finalizer-sweeper-metrics')['spec'], find(sidecar, 'Service', 'finalizer-sweeper-metrics')['spec']);
+  const config = (o: KubeObject[]) => (o.find((x) => x.kind === 'ConfigMap' && x.metadata.name.startsWith('finalizer-sweeper-config')) as KubeObject & { data: unknown }).data;
+  assert.deepEqual(config(objects), config(sidecar));
+});
+
+test('the patch for an existing Deployment adds the very container, volumes and default-container annotation that the sidecar component does', async () => {
+  const patch = loadAll(await readFile(join(REPO, 'deploy/sidecar-patch/workflow-controller.yaml'), 'utf8'))[0] as Deployment & { spec: { template: { metadata: { annotations: Record<string, string> } } } };
+  const sidecar = deployment((await render(FLAVOURS.sidecar)).objects, 'workflow-controller') as typeof patch;
+
+  assert.deepEqual((patch.spec.template.spec as Record<string, unknown>)['$setElementOrder/containers'], [{ name: 'workflow-controller' }, { name: CONTAINER }]);
+  const [ours, ...others] = patch.spec.template.spec.containers as (Container & { image: string })[];
+  assert.deepEqual(others, []);
+  const { image, ...rest } = ours ?? ({} as Container & { image: string });
+  const { image: sidecarImage, ...sidecarRest } = ourContainer(sidecar) as Container & { image: string };
+  assert.deepEqual(rest, sidecarRest);
+  assert.equal(image, sidecarImage);
+  // The sidecar's own patch of the pod template, before kustomize adds the ConfigMap's hash.
+  const podTemplate = loadAll(await readFile(join(REPO, 'deploy/sidecar/pod-template.yaml'), 'utf8'))[0] as Deployment;
+  assert.deepEqual(patch.spec.template.spec.volumes, podTemplate.spec.template.spec.volumes);
+  assert.deepEqual(patch.spec.template.metadata.annotations, sidecar.spec.template.metadata.annotations);
+});
+
+test('on an Argo installed without kustomize, the README\'s patch route appends our container after Argo\'s, changes nothing when run again, and lets argo do exactly what the controller needs', async (t) => {
+  const argo = await render('test/fixtures/argo/base/workflow-controller');
+  const argoObjects = argo.objects.map((o) => (o.kind === 'PriorityClass' ? o : { ...o, metadata: { ...o.metadata, namespace: 'argo' } }));
+  await applyUntilTestEnds(t, { yaml: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: argoObjects }), objects: argoObjects });
+  t.after(() => kubectl(['delete', '--ignore-not-found', '-k', join(REPO, 'deploy/sidecar-patch')]));
+  const shell = (command: string) => run('sh', ['-c', `cd ${JSON.stringify(REPO)} && ${command}`], undefined, { KUBECONFIG: plane.kubeconfigPath });
+
+  const readme = await readFile(join(REPO, 'README.md'), 'utf8');
+  for (const command of PATCH_ROUTE) assert.ok(readme.includes(`\n${command}\n`), `the README gives: ${command}`);
+
+  for (const command of PATCH_ROUTE) await shell(command);
+  const again = await shell(PATCH_ROUTE[1] ?? '');
+
+  assert.match(again.stdout, /no change/);
+  const live = JSON.parse((await kubectl(['-n', 'argo', 'get', 'deployment', 'workflow-controller', '-o', 'json'])).stdout) as Deployment & { spec: { template: { metadata: { annotations?: Record<string, string> } } } };
+  const containers = live.spec.template.spec.containers as (Container & { image: string })[];
+  assert.deepEqual(containers.map((c) => c.name), ['workflow-controller', CONTAINER]);
+  assert.equal(containers[0]?.image, 'quay.io/argoproj/workflow-controller:latest');
+  assert.deepEqual(containers[1]?.args, ourContainer(deployment((await render(FLAVOURS.sidecar)).objects, 'workflow-controller')).args);
+  assert.equal(live.spec.template.metadata.annotations?.['kubectl.kubernetes.io/default-container'], 'workflow-controller');
+  assert.deepEqual(live.spec.template.spec.volumes?.map((v) => v.name), ['finalizer-sweeper-config', 'finalizer-sweeper-tmp']);
+  assert.deepEqual(await permissions('argo', 'argo'), expectedPermissions('cluster'));
 });
 
 // --- the API server -------------------------------------------------------------------------
@@ -450,7 +596,7 @@ async function waitForRemovalEvent(cluster: Cluster, namespace: string): Promise
 const HELM_VALUES = 'deploy/helm/argo-workflows-values.yaml';
 
 interface HelmValues {
-  controller: { extraContainers: Container[]; volumes: NonNullable<Deployment['spec']['template']['spec']['volumes']> };
+  controller: { podAnnotations: Record<string, string>; extraContainers: Container[]; volumes: NonNullable<Deployment['spec']['template']['spec']['volumes']> };
   extraObjects: KubeObject[];
 }
 
@@ -462,8 +608,10 @@ async function helmValues(): Promise<HelmValues> {
  * chartTpl renders a values string as argo-workflows' extra-manifests.yaml does (`tpl (toYaml .) $`),
  * for the expressions these values use and no other: any other expression fails the test.
  */
-function chartTpl(text: string, release: { name: string; namespace: string }): string {
-  return text.replace(/\{\{-?\s*(.*?)\s*-?\}\}/g, (_m, expr: string) => {
+function chartTpl(text: string, release: Release): string {
+  const branches = /\{\{-?\s*if \.Values\.singleNamespace\s*-?\}\}([\s\S]*?)\{\{-?\s*else\s*-?\}\}([\s\S]*?)\{\{-?\s*end\s*-?\}\}/g;
+  const chosen = text.replace(branches, (_m, yes: string, no: string) => (release.singleNamespace === true ? yes : no));
+  return chosen.replace(/\{\{-?\s*(.*?)\s*-?\}\}/g, (_m, expr: string) => {
     if (expr === '.Release.Namespace') return release.namespace;
     if (expr === '.Release.Name') return release.name;
     if (expr === 'include "argo-workflows.controllerServiceAccountName" .') return controllerServiceAccountName(release.name);
@@ -481,7 +629,23 @@ function controllerServiceAccountName(release: string): string {
   return `${fullname.slice(0, 63).replace(/-+$/, '')}-workflow-controller`.slice(0, 63).replace(/-+$/, '');
 }
 
-async function renderHelmObjects(release: { name: string; namespace: string }): Promise<Rendered> {
+/** chartOwnObjects applies what the chart itself creates for a release: its namespace and its controller's service account. */
+async function chartOwnObjects(release: Release): Promise<void> {
+  const objects: KubeObject[] = [
+    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: release.namespace } },
+    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: controllerServiceAccountName(release.name), namespace: release.namespace } },
+  ];
+  await kubectl(['apply', '-f', '-'], objects.map((o) => dump(o)).join('---\n'));
+}
+
+/** Release is what the fragment's templates read: the release, and the chart's singleNamespace value. */
+interface Release {
+  name: string;
+  namespace: string;
+  singleNamespace?: boolean;
+}
+
+async function renderHelmObjects(release: Release): Promise<Rendered> {
   const values = await helmValues();
   const objects = values.extraObjects.map((o) => loadAll(chartTpl(dump(o), release))[0] as KubeObject);
   return { objects, yaml: objects.map((o) => dump(o)).join('---\n') };
@@ -490,16 +654,52 @@ async function renderHelmObjects(release: { name: string; namespace: string }): 
 test('the Helm values add the very container, volumes, rules and settings that deploy/ has', async () => {
   const values = await helmValues();
   const sidecar = loadAll(await readFile(join(REPO, 'deploy/sidecar/container.yaml'), 'utf8'))[0] as Array<{ value: Container }>;
-  const volumes = loadAll(await readFile(join(REPO, 'deploy/sidecar/volumes.yaml'), 'utf8'))[0] as Deployment;
+  const podTemplate = loadAll(await readFile(join(REPO, 'deploy/sidecar/pod-template.yaml'), 'utf8'))[0] as Deployment & { spec: { template: { metadata: { annotations: Record<string, string> } } } };
   const rulesOf = async (file: string) => (loadAll(await readFile(join(REPO, file), 'utf8'))[0] as { rules: unknown }).rules;
-  const find = (kind: string) => values.extraObjects.find((o) => o.kind === kind) as KubeObject & Record<string, unknown>;
+  const rendered = (await renderHelmObjects({ name: 'argo-workflows', namespace: 'argo' })).objects;
+  const find = (kind: string) => rendered.find((o) => o.kind === kind) as KubeObject & Record<string, unknown>;
 
   assert.deepEqual(values.controller.extraContainers, [sidecar[0]?.value]);
-  assert.deepEqual(values.controller.volumes, volumes.spec.template.spec.volumes);
+  assert.deepEqual(values.controller.volumes, podTemplate.spec.template.spec.volumes);
+  // The chart names Argo's container `controller`; deploy/sidecar, after Argo's manifests, `workflow-controller`.
+  assert.deepEqual(values.controller.podAnnotations, { 'kubectl.kubernetes.io/default-container': 'controller' });
+  assert.deepEqual(Object.keys(podTemplate.spec.template.metadata.annotations), ['kubectl.kubernetes.io/default-container']);
   assert.deepEqual(find('ClusterRole')['rules'], await rulesOf('deploy/base/clusterrole.yaml'));
   assert.deepEqual(find('Role')['rules'], await rulesOf('deploy/base/leader-election-role.yaml'));
   assert.deepEqual(find('ConfigMap')['data'], { 'finalizer-sweeper.yaml': await readFile(join(REPO, 'deploy/base/finalizer-sweeper.yaml'), 'utf8') });
-  assert.deepEqual(values.extraObjects.map((o) => o.kind).sort(), ['ClusterRole', 'ClusterRoleBinding', 'ConfigMap', 'Role', 'RoleBinding', 'Service']);
+  assert.deepEqual(rendered.map((o) => o.kind).sort(), ['ClusterRole', 'ClusterRoleBinding', 'ConfigMap', 'Role', 'RoleBinding', 'Service']);
+});
+
+test('two releases of the chart apply side by side: the fragment\'s cluster-wide objects are named after the release', async (t) => {
+  const releases = [{ name: 'argo-workflows', namespace: 'argo-one' }, { name: 'team-b', namespace: 'argo-two' }];
+  const rendered = await Promise.all(releases.map((r) => renderHelmObjects(r)));
+  const clusterWide = rendered.map((r) => r.objects.filter((o) => o.kind.startsWith('Cluster')).map((o) => `${o.kind}/${o.metadata.name}`));
+
+  assert.deepEqual(clusterWide, [
+    ['ClusterRole/argo-workflows-finalizer-sweeper', 'ClusterRoleBinding/argo-workflows-finalizer-sweeper'],
+    ['ClusterRole/team-b-finalizer-sweeper', 'ClusterRoleBinding/team-b-finalizer-sweeper'],
+  ]);
+  for (const release of releases) await chartOwnObjects(release);
+  for (const r of rendered) await applyUntilTestEnds(t, r);
+  for (const release of releases) assert.deepEqual(await permissions(release.namespace, controllerServiceAccountName(release.name)), expectedPermissions('cluster'), release.name);
+});
+
+test('with the chart\'s singleNamespace: true, the fragment holds Roles only and its settings watch the release\'s namespace, as Argo does then', async (t) => {
+  const release = { name: 'argo-workflows', namespace: 'argo-single', singleNamespace: true };
+  const rendered = await renderHelmObjects(release);
+  const values = await helmValues();
+  const pod: Deployment = {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'argo-workflows-workflow-controller', namespace: release.namespace },
+    spec: { template: { spec: { containers: values.controller.extraContainers, volumes: values.controller.volumes } } },
+  };
+
+  assert.deepEqual(rendered.objects.map((o) => o.kind).sort(), ['ConfigMap', 'Role', 'Role', 'RoleBinding', 'RoleBinding', 'Service']);
+  assert.deepEqual((await containerSettings(rendered.objects, pod)).namespaces, [release.namespace]);
+  await chartOwnObjects(release);
+  await applyUntilTestEnds(t, rendered);
+  assert.deepEqual(await permissions(release.namespace, controllerServiceAccountName(release.name)), expectedPermissions('own-namespace'));
 });
 
 test('the chart\'s controller service account is named as the chart names it', () => {
@@ -511,12 +711,7 @@ test('the Helm values\' objects, rendered for a release, let the chart\'s contro
   const release = { name: 'wf', namespace: 'argo-helm' };
   const account = controllerServiceAccountName(release.name);
   const rendered = await renderHelmObjects(release);
-  // What the chart itself creates: the namespace's service account for its controller.
-  const chartOwn: KubeObject[] = [
-    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: release.namespace } },
-    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: account, namespace: release.namespace } },
-  ];
-  await kubectl(['apply', '-f', '-'], chartOwn.map((o) => dump(o)).join('---\n'));
+  await chartOwnObjects(release);
   await applyUntilTestEnds(t, rendered);
 
   assert.deepEqual(await permissions(release.namespace, account), expectedPermissions('cluster'));
@@ -663,12 +858,12 @@ function render(dir: string): Promise<Rendered> {
 }
 
 /** renderWith renders a throwaway kustomization whose resources and components are repo paths. */
-async function renderWith(k: { resources: string[]; components: string[] }): Promise<Rendered> {
+async function renderWith(k: { resources: string[]; components: string[]; namespace?: string; images?: object[] }): Promise<Rendered> {
   const dir = await mkdtemp(join(tmpdir(), 'finalizer-sweeper-kustomize-'));
   try {
     // kustomize accepts only relative paths to other kustomizations.
     const rel = (p: string): string => relative(dir, join(REPO, p));
-    const kustomization = { resources: k.resources.map(rel), components: k.components.map(rel) };
+    const kustomization = { ...k, resources: k.resources.map(rel), components: k.components.map(rel) };
     await writeFile(join(dir, 'kustomization.yaml'), JSON.stringify(kustomization));
     const { stdout } = await run('kubectl', ['kustomize', dir]);
     return { yaml: stdout, objects: loadAll(stdout) as KubeObject[] };
@@ -890,15 +1085,15 @@ function kubectl(args: string[], input?: string): Promise<{ stdout: string }> {
   return run('kubectl', ['--kubeconfig', plane.kubeconfigPath, ...args], input);
 }
 
-async function run(cmd: string, args: string[], input?: string): Promise<{ stdout: string }> {
-  const { code, stdout, stderr } = await spawnCollect(cmd, args, input);
+async function run(cmd: string, args: string[], input?: string, env?: Record<string, string>): Promise<{ stdout: string }> {
+  const { code, stdout, stderr } = await spawnCollect(cmd, args, input, env);
   if (code !== 0) throw new Error(`${cmd} ${args.join(' ')}: exit ${code}\n${stderr}`);
   return { stdout };
 }
 
-function spawnCollect(cmd: string, args: string[], input?: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function spawnCollect(cmd: string, args: string[], input?: string, env?: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(cmd, args, { stdio: ['pipe', 'pipe', 'pipe'], ...(env !== undefined ? { env: { ...process.env, ...env } } : {}) });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));

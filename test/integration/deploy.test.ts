@@ -20,6 +20,7 @@ import { startControlPlane, type ControlPlane } from '../../src/testbed/control-
 import { Cluster } from '../../src/testbed/cluster.ts';
 import { loadWorkflowCrd } from '../../src/testbed/crds.ts';
 import { newPod, newWorkflow } from '../../src/testbed/fixtures.ts';
+import { startPrometheus } from '../support/prometheus.ts';
 
 const REPO = join(import.meta.dirname, '..', '..');
 const FLAVOURS = {
@@ -583,6 +584,25 @@ for (const { flavour, account, workIn } of CONTROLLER_CASES) {
     assert.doesNotMatch(controller.output(), RBAC_DENIED);
   });
 }
+
+test('run as an account its roles are not bound to, the controller is refused (403), and FinalizerSweeperForbidden goes pending on a live Prometheus', async (t) => {
+  const rendered = await render(FLAVOURS.standalone);
+  const owner = podOwner(rendered.objects);
+  const namespace = owner.metadata.namespace ?? '';
+  await applyUntilTestEnds(t, rendered);
+  // What a kustomization with the wrong namespace, or a pod under another account, amounts to.
+  await kubectl(['-n', namespace, 'create', 'serviceaccount', 'not-bound']);
+  t.after(() => kubectl(['-n', namespace, 'delete', 'serviceaccount', 'not-bound', '--ignore-not-found']));
+  const cluster = new Cluster({ server: plane.server, caData: plane.caData, token: plane.token });
+  t.after(() => cluster.close());
+
+  const controller = await startController(t, containerLaunch(rendered.objects, owner), await serviceAccountKubeconfig(t, namespace, 'not-bound'));
+  const port = await cluster.waitFor(async () => Number(/"metricsPort":(\d+)/.exec(controller.output())?.[1] ?? 0) || false, 60_000, 'the controller to start');
+  const prom = await startPrometheus(t, [{ address: `127.0.0.1:${port}`, labels: { namespace } }]);
+
+  await cluster.waitFor(async () => (await prom.alerts().catch(() => [])).some((a) => a.labels.alertname === 'FinalizerSweeperForbidden' && a.labels['namespace'] === namespace), 120_000, 'FinalizerSweeperForbidden to go pending');
+  assert.match(controller.output(), RBAC_DENIED);
+});
 
 /** waitForRemovalEvent waits for the Event the controller writes about a freed pod's Workflow: its RBAC lets it. */
 async function waitForRemovalEvent(cluster: Cluster, namespace: string): Promise<void> {

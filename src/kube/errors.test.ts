@@ -111,3 +111,11 @@ for (const [what, body, subject, absent] of notFoundCases) {
     assert.ok(isNotFound(err));
   });
 }
+
+test('fromStatus keeps the causes of a 422, and none where the Status has none', () => {
+  const err = status(422, 'Invalid', {
+    details: { name: 'p', kind: 'pods', causes: [{ reason: 'FieldValueForbidden', message: 'Forbidden: may not be set', field: 'spec.tolerations' }, 'junk'] },
+  });
+  assert.deepEqual(err.causes, [{ field: 'spec.tolerations', reason: 'FieldValueForbidden', message: 'Forbidden: may not be set' }]);
+  assert.deepEqual(status(409, 'Conflict').causes, []);
+});

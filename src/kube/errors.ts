@@ -20,13 +20,19 @@ export class ApiError extends Error {
    * about the URL or the path to it, never proof that the object is absent.
    */
   readonly namesObject: boolean;
+  /**
+   * causes are the Status's `details.causes`: for a 422, each field that does not validate and
+   * why (what `explain` names; nothing else branches on them).
+   */
+  readonly causes: readonly StatusCause[];
 
-  constructor(status: number, reason: string, message: string, retryAfterSeconds: number | null = null, namesObject = false) {
+  constructor(status: number, reason: string, message: string, retryAfterSeconds: number | null = null, namesObject = false, causes: readonly StatusCause[] = []) {
     super(message);
     this.status = status;
     this.reason = reason;
     this.retryAfterSeconds = retryAfterSeconds;
     this.namesObject = namesObject;
+    this.causes = causes;
   }
 
   /**
@@ -39,8 +45,23 @@ export class ApiError extends Error {
     const code = httpStatus ?? (typeof s['code'] === 'number' ? s['code'] : 0);
     const reason = typeof s['reason'] === 'string' ? s['reason'] : '';
     const message = typeof s['message'] === 'string' && s['message'] !== '' ? s['message'] : `HTTP ${code}${reason ? ` ${reason}` : ''}`;
-    return new ApiError(code, reason, message, retryAfterSeconds(retryAfterHeader, s['details']), subject !== undefined && namesSubject(s['details'], subject));
+    const named = subject !== undefined && namesSubject(s['details'], subject);
+    return new ApiError(code, reason, message, retryAfterSeconds(retryAfterHeader, s['details']), named, causesOf(s['details']));
   }
+}
+
+/** StatusCause is one entry of a Status's details.causes (metav1.StatusCause). */
+export interface StatusCause {
+  field: string;
+  reason: string;
+  message: string;
+}
+
+function causesOf(details: unknown): StatusCause[] {
+  const causes = isRecord(details) ? details['causes'] : undefined;
+  if (!Array.isArray(causes)) return [];
+  const text = (v: unknown): string => (typeof v === 'string' ? v : '');
+  return causes.filter(isRecord).map((c) => ({ field: text(c['field']), reason: text(c['reason']), message: text(c['message']) }));
 }
 
 /** Subject is the one object a request is about: its API group ("" for core), plural resource and name. */

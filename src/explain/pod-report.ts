@@ -42,6 +42,8 @@ export interface PodEvidence {
 
 /** PodReport is what `explain pod` prints; `--output json` prints it as is (docs/explain.md). */
 export interface PodReport {
+  /** What is explained; `explain namespace` will have its own. */
+  kind: 'pod';
   pod: { namespace: string; name: string; exists: boolean; uid: string | null; resourceVersion: string | null };
   /** Terminating and held by at least one finalizer. */
   stuck: boolean;
@@ -97,6 +99,7 @@ export function buildPodReport(e: PodEvidence): PodReport {
   const pod = e.pod;
   if (pod === null) {
     return {
+      kind: 'pod',
       pod: { namespace: e.namespace, name: e.name, exists: false, uid: null, resourceVersion: null },
       stuck: false,
       summary: 'not stuck: the pod does not exist (any more)',
@@ -112,6 +115,7 @@ export function buildPodReport(e: PodEvidence): PodReport {
   const stuck = terminating !== null && finalizers.length > 0;
   const ours = pod.finalizers.includes(e.policy.finalizer) ? oursReport(pod, e) : null;
   return {
+    kind: 'pod',
     pod: { namespace: pod.namespace, name: pod.name, exists: true, uid: pod.uid, resourceVersion: pod.resourceVersion },
     stuck,
     summary: summaryOf(finalizers, terminating, ours),

@@ -1,0 +1,169 @@
+// readPodEvidence reads what `explain pod` reports, with a handful of requests and nothing
+// written: the pod (metadata only), whether the controller's selector selects it, its owner as
+// src/owners confirms it (one live read), its node in the owner as stored (one GET, through
+// src/argo), its Events, and our removal patch as a server-side dry run. Only a failure to read
+// the pod itself is fatal (PodUnreadable); any other read that fails leaves a line in
+// `unchecked` and the rest of the report stands.
+
+import { podListSelector, type Settings } from '../config/settings.ts';
+import type { Logger } from '../log.ts';
+import type { ApiClient } from '../kube/client.ts';
+import type { PodMeta } from '../kube/objects.ts';
+import { ApiError, isForbidden, isResourceNotServed } from '../kube/errors.ts';
+import type { OwnerState } from '../decide/decide.ts';
+import type { NodeVerdict } from '../argo/node-status.ts';
+import { WorkflowRecords } from '../argo/workflow-records.ts';
+import { Owners } from '../owners/owners.ts';
+import { resourceApis, type ResourceApis } from '../controller/api.ts';
+import { removalPatch } from '../work/removal-patch.ts';
+import { patchVerdict, type PatchVerdict } from './patch-verdict.ts';
+import { podEvents, type PodEvent } from './pod-events.ts';
+import type { PodEvidence } from './pod-report.ts';
+
+/** PodUnreadable: the pod itself could not be read; nothing can be explained. */
+export class PodUnreadable extends Error {
+  override readonly name = 'PodUnreadable';
+  constructor(cause: unknown) {
+    super(`cannot read the pod: ${messageOf(cause)}`, { cause });
+  }
+}
+
+const ACCEPT_LIST = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
+
+/** readPodEvidence reads everything about namespace/name; throws PodUnreadable. */
+export async function readPodEvidence(settings: Settings, client: ApiClient, logger: Logger, namespace: string, name: string): Promise<PodEvidence> {
+  const apis = resourceApis(settings, client);
+  const unchecked: string[] = [];
+  let pod: PodMeta | null;
+  try {
+    const obj = await apis.pods.get(namespace, name);
+    pod = obj === null ? null : apis.trimPod(obj);
+  } catch (err) {
+    throw new PodUnreadable(err);
+  }
+  const base = {
+    namespace,
+    name,
+    policy: { finalizer: settings.finalizer, forceAfterMs: settings.forceAfterMs, nodeStatus: settings.nodeStatus },
+    names: { ownerKind: settings.owner.kind, completedLabel: settings.conventions.completedLabel },
+    pod,
+  };
+  const events = await readEvents(client, namespace, name, pod, unchecked);
+  if (pod === null || !pod.finalizers.includes(settings.finalizer)) {
+    return { ...base, now: Date.now(), selection: { selector: podListSelector(settings), matches: null }, owner: { kind: 'unattributable' }, ownerNote: null, node: null, nodeNote: null, events, patch: null, unchecked };
+  }
+  const selection = await readSelection(settings, client, pod, unchecked);
+  const { owner, note: ownerNote } = await readOwner(settings, apis, logger, pod, unchecked);
+  const { node, note: nodeNote } = await readNode(apis, pod, owner, unchecked);
+  const patch = await dryRunRemoval(apis, pod, settings.finalizer);
+  return { ...base, now: Date.now(), selection, owner, ownerNote, node, nodeNote, events, patch, unchecked };
+}
+
+/**
+ * readSelection asks the API server whether the controller's pod selector (--pod-selector and
+ * --instance-id, as podListSelector builds it) selects the pod: a list of that one pod by name,
+ * so that the server's own selector rules answer, not a second implementation of them.
+ */
+async function readSelection(settings: Settings, client: ApiClient, pod: PodMeta, unchecked: string[]): Promise<PodEvidence['selection']> {
+  const selector = podListSelector(settings);
+  try {
+    const list = await client.request<{ items?: unknown[] | null }>({
+      method: 'GET',
+      path: `/api/v1/namespaces/${encodeURIComponent(pod.namespace)}/pods`,
+      query: { labelSelector: selector, fieldSelector: `metadata.name=${pod.name}` },
+      accept: ACCEPT_LIST,
+      verb: 'list',
+    });
+    return { selector, matches: (list.items ?? []).length > 0 };
+  } catch (err) {
+    unchecked.push(`whether the controller's selector "${selector}" selects the pod: ${refusal(err, 'list pods')}`);
+    return { selector, matches: null };
+  }
+}
+
+/** readOwner asks src/owners, with an empty cache, so that the answer is one live read's. */
+async function readOwner(settings: Settings, apis: ResourceApis, logger: Logger, pod: PodMeta, unchecked: string[]): Promise<{ owner: OwnerState; note: string | null }> {
+  const owners = new Owners({
+    owner: settings.owner,
+    cache: { get: () => undefined },
+    read: apis.readOwner,
+    metrics: { ownerConfirmation: () => undefined, ownerResourceServed: () => undefined },
+    logger,
+    outageConsequence: 'explain reports the owner unconfirmed',
+  });
+  try {
+    // Observed just before the read, so that the read speaks for this pod (owners/resolver.ts).
+    return { owner: await owners.confirmedState(pod, owners.now() - 1, 0), note: null };
+  } catch (err) {
+    const o = settings.owner;
+    const resource = o.group === '' ? o.resource : `${o.resource}.${o.group}`;
+    const note = isResourceNotServed(err)
+      ? `${resource}/${o.version} is not served (a 404 naming no object): the CRD is missing or that version is not served; no pod is freed on an owner found missing meanwhile`
+      : refusal(err, `get ${resource}`);
+    unchecked.push(`the owner: ${note}`);
+    return { owner: { kind: 'unconfirmed' }, note };
+  } finally {
+    owners.stop();
+  }
+}
+
+/** readNode reads the pod's node in its live owner as stored, through src/argo's rules (UID match included). */
+async function readNode(apis: ResourceApis, pod: PodMeta, owner: OwnerState, unchecked: string[]): Promise<{ node: NodeVerdict | null; note: string | null }> {
+  if (owner.kind !== 'alive' || owner.completed !== 'no' || pod.owner === null || pod.nodeId === null) return { node: null, note: null };
+  const records = new WorkflowRecords({ read: apis.readStatus, now: () => performance.now(), cachedVersion: () => undefined });
+  try {
+    const v = await records.verdict(pod, performance.now() - 1, 0);
+    // `later` needs an owner cache to compare versions with; explain has none.
+    return v.kind === 'later' ? { node: null, note: 'read again later' } : { node: v, note: null };
+  } catch (err) {
+    const note = refusal(err, 'get the owner');
+    unchecked.push(`the pod's node in its owner as stored: ${note}`);
+    return { node: null, note };
+  }
+}
+
+/**
+ * readEvents lists the pod's Events: by UID while the pod exists (not a previous pod of the same
+ * name), else by name. core/v1 serves events.k8s.io's Events too (pod-events.ts).
+ */
+async function readEvents(client: ApiClient, namespace: string, name: string, pod: PodMeta | null, unchecked: string[]): Promise<PodEvent[] | null> {
+  const fieldSelector = pod === null ? `involvedObject.kind=Pod,involvedObject.name=${name}` : `involvedObject.uid=${pod.uid}`;
+  try {
+    const list = await client.request<{ items?: unknown[] | null }>({
+      method: 'GET',
+      path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/events`,
+      query: { fieldSelector },
+      verb: 'list',
+    });
+    return podEvents(list.items ?? []);
+  } catch (err) {
+    unchecked.push(`the pod's Events: ${refusal(err, 'list events')}`);
+    return null;
+  }
+}
+
+/**
+ * dryRunRemoval sends the very patch the controller would send (work/removal-patch.ts), with
+ * dryRun=All: admission, validation and RBAC answer as for the real write, and nothing is stored.
+ * This is the only write-shaped request explain makes.
+ */
+async function dryRunRemoval(apis: ResourceApis, pod: PodMeta, finalizer: string): Promise<PatchVerdict | null> {
+  const patch = removalPatch(pod, finalizer);
+  if (patch === null) return null;
+  try {
+    await apis.pods.patchMerge(pod.namespace, pod.name, patch, { dryRun: true });
+    return patchVerdict();
+  } catch (err) {
+    return patchVerdict(err);
+  }
+}
+
+/** refusal says why a read failed; a 403 names the verb to grant. */
+function refusal(err: unknown, verb: string): string {
+  if (isForbidden(err)) return `forbidden (403): grant ${verb}`;
+  return err instanceof ApiError ? `HTTP ${err.status}: ${err.message}` : messageOf(err);
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,28 +1,37 @@
 // finalizer-sweeper's command line: parse flags, build the one Settings, hand it to a command.
 // Loaded by src/cli.ts once the Node version is known to be supported.
-// Exit codes: 0 done, 1 some removals failed (sweep), 2 bad flags or configuration,
-// 3 the API server cannot be reached or refuses us, 130 interrupted.
+// Exit codes: 0 done, 1 some removals failed (sweep) or the pod is stuck (explain), 2 bad flags,
+// configuration or input, 3 the API server cannot be reached or refuses us, 130 interrupted.
 
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
-import { ConfigError, defineControllerOptions, defineSweepOptions, loadSettings } from './config/index.ts';
+import { ConfigError, defineControllerOptions, defineExplainOptions, defineSweepOptions, loadSettings } from './config/index.ts';
 import type { Command } from './config/index.ts';
 import { EXIT } from './commands/exit-codes.ts';
 import { restartTuned } from './commands/runtime-tuning.ts';
 import { CONFIG_KEY, KEYS } from './config/keys.ts';
 import { suggestKey } from './config/suggest.ts';
+import { parsePodTarget } from './explain/pod-target.ts';
+
+const COMMANDS: readonly Command[] = ['controller', 'sweep', 'explain'];
 
 async function main(argv: string[]): Promise<number> {
   let chosen: { command: Command; argv: Record<string, unknown> } | null = null;
   let usageError: string | null = null;
   await yargs(argv)
     .scriptName('finalizer-sweeper')
-    .usage('$0 [controller|sweep] [flags]\n\nRemoves a workflow engine\'s pod finalizer from pods that no longer need it: orphans first, never from a pod whose status is still needed.')
+    .usage('$0 [controller|sweep|explain] [flags]\n\nRemoves a workflow engine\'s pod finalizer from pods that no longer need it: orphans first, never from a pod whose status is still needed.')
     .command(['controller', '$0'], 'watch pods and owners and remove the finalizer continuously (default)', (y) => defineControllerOptions(y), (a) => {
       chosen = { command: 'controller', argv: a };
     })
     .command('sweep', 'one-shot cleanup: list, decide, remove, report, exit', (y) => defineSweepOptions(y), (a) => {
       chosen = { command: 'sweep', argv: a };
+    })
+    .command('explain <kind> <target>', 'read-only: why a pod is stuck, with evidence (explain pod NAMESPACE/NAME)', (y) =>
+      defineExplainOptions(y)
+        .positional('kind', { choices: ['pod'] as const, describe: 'what to explain' })
+        .positional('target', { type: 'string', describe: 'NAMESPACE/NAME of the pod' }), (a) => {
+      chosen = { command: 'explain', argv: a };
     })
     .strict()
     // Flags stay kebab-case only: loadSettings reads them so, and "Unknown arguments" then names each once.
@@ -31,7 +40,7 @@ async function main(argv: string[]): Promise<number> {
     .version(false)
     .wrap(Math.min(110, process.stdout.columns ?? 110))
     .fail((msg, err) => {
-      usageError = withSuggestions(msg ?? err?.message ?? 'invalid arguments', argv[0] === 'sweep' ? 'sweep' : 'controller');
+      usageError = withSuggestions(msg ?? err?.message ?? 'invalid arguments', COMMANDS.find((c) => c === argv[0]) ?? 'controller');
     })
     .parseAsync();
 
@@ -53,6 +62,14 @@ async function main(argv: string[]): Promise<number> {
     throw err;
   }
   if (command === 'sweep') return (await import('./commands/sweep.ts')).runSweep(settings);
+  if (command === 'explain') {
+    const target = parsePodTarget(String(flags['target']));
+    if ('problem' in target) {
+      process.stderr.write(`finalizer-sweeper: explain pod ${target.problem}\n`);
+      return EXIT.badConfig;
+    }
+    return (await import('./commands/explain.ts')).runExplainPod(settings, target);
+  }
   // A long-running process: restart once with glibc and V8 tuned for memory as the image runs them
   // (runtime-tuning.ts). Only once the flags are known good, so a mistake exits at once.
   restartTuned();

@@ -32,6 +32,11 @@ export function defineSweepOptions<T>(yargs: Argv<T>): Argv<T> {
   return defineOptions(yargs, 'sweep');
 }
 
+/** defineExplainOptions registers the `explain` command's flags. */
+export function defineExplainOptions<T>(yargs: Argv<T>): Argv<T> {
+  return defineOptions(yargs, 'explain');
+}
+
 function option(spec: SettingSpec): Options {
   const shown = spec.show(DEFAULTS);
   return {

@@ -24,7 +24,7 @@ import {
 } from './values.ts';
 
 /** Command is the subcommand whose settings are being loaded. */
-export type Command = 'controller' | 'sweep';
+export type Command = 'controller' | 'sweep' | 'explain';
 
 /** ENV_PREFIX starts every environment variable: FINALIZER_SWEEPER_POD_CLEANUP_WORKERS. */
 export const ENV_PREFIX = 'FINALIZER_SWEEPER_';
@@ -85,8 +85,11 @@ function plain(value: unknown): string {
 }
 
 const BOTH: readonly Command[] = ['controller', 'sweep'];
+/** ALL: settings that `explain` needs too, to name the cluster and to decide as the controller does. */
+const ALL: readonly Command[] = ['controller', 'sweep', 'explain'];
 const CONTROLLER: readonly Command[] = ['controller'];
 const SWEEP: readonly Command[] = ['sweep'];
+const REPORTS: readonly Command[] = ['sweep', 'explain'];
 
 const showDuration = (ms: number | null): string => (ms === null ? '' : formatDuration(ms));
 const checked = (allowed: string, problem: (s: string) => string | null): Parser<string> => text(allowed, problem);
@@ -107,12 +110,12 @@ function bindAddressProblem(address: string): string | null {
 /** KEYS lists every setting in the order help, docs and describeSettings show them. */
 export const KEYS: readonly SettingSpec[] = [
   define({
-    key: 'kubeconfig', commands: BOTH, group: 'Cluster access:', unset: 'the standard kubeconfig search, then in-cluster',
+    key: 'kubeconfig', commands: ALL, group: 'Cluster access:', unset: 'the standard kubeconfig search, then in-cluster',
     describe: 'Path of the kubeconfig file.',
     parse: nullable(checked('a file path', nonEmpty)), get: (s) => s.kubeconfig, set: (s, v) => { s.kubeconfig = v; },
   }),
   define({
-    key: 'context', commands: BOTH, group: 'Cluster access:', unset: "the kubeconfig's current context",
+    key: 'context', commands: ALL, group: 'Cluster access:', unset: "the kubeconfig's current context",
     describe: 'Kubeconfig context to use.',
     parse: nullable(checked('a context name', nonEmpty)), get: (s) => s.context, set: (s, v) => { s.context = v; },
   }),
@@ -138,42 +141,42 @@ export const KEYS: readonly SettingSpec[] = [
     get: (s) => s.namespaces, set: (s, v) => { s.namespaces = v; },
   }),
   define({
-    key: 'podSelector', commands: BOTH, group: 'Selection:', unset: 'every pod',
+    key: 'podSelector', commands: ALL, group: 'Selection:', unset: 'every pod',
     describe: 'Label selector of the workflow pods to watch.',
     parse: checked('a label selector such as "a", "a=b", "a in (b,c)", comma-separated', labelSelectorProblem),
     get: (s) => s.podSelector, set: (s, v) => { s.podSelector = v; },
   }),
   define({
-    key: 'instanceId', commands: BOTH, group: 'Selection:', unset: 'none: only pods without an instance ID label',
+    key: 'instanceId', commands: ALL, group: 'Selection:', unset: 'none: only pods without an instance ID label',
     describe: 'Argo\'s instance ID (its --instanceid): only pods labelled workflows.argoproj.io/controller-instanceid with it are ours; unset, only pods without that label, as Argo without one.',
     parse: nullable(checked('a label value (alphanumeric, with "-", "_" or "." inside)', (v) => (v === '' ? 'empty: leave it unset for pods without an instance ID' : labelValueProblem(v)))),
     get: (s) => s.instanceId, set: (s, v) => { s.instanceId = v; },
   }),
   define({
-    key: 'finalizer', commands: BOTH, group: 'Selection:',
+    key: 'finalizer', commands: ALL, group: 'Selection:',
     describe: 'The finalizer this tool removes; no other finalizer is ever touched.',
     parse: FINALIZER, get: (s) => s.finalizer, set: (s, v) => { s.finalizer = v; },
   }),
   define({
-    key: 'ownerGroup', commands: BOTH, group: 'Selection:',
+    key: 'ownerGroup', commands: ALL, group: 'Selection:',
     describe: 'API group of the pods\' owner ("" for the core group).',
     parse: checked('a DNS-1123 subdomain, or "" for the core group', (s) => (s === '' ? null : dnsSubdomainProblem(s))),
     get: (s) => s.owner.group, set: (s, v) => { s.owner = { ...s.owner, group: v }; },
   }),
   define({
-    key: 'ownerVersion', commands: BOTH, group: 'Selection:',
+    key: 'ownerVersion', commands: ALL, group: 'Selection:',
     describe: 'API version of the pods\' owner.',
     parse: checked('a version such as v1alpha1', dnsLabelProblem),
     get: (s) => s.owner.version, set: (s, v) => { s.owner = { ...s.owner, version: v }; },
   }),
   define({
-    key: 'ownerResource', commands: BOTH, group: 'Selection:',
+    key: 'ownerResource', commands: ALL, group: 'Selection:',
     describe: 'Plural resource name of the pods\' owner, as in the URL path.',
     parse: checked('a plural resource name such as workflows', dnsLabelProblem),
     get: (s) => s.owner.resource, set: (s, v) => { s.owner = { ...s.owner, resource: v }; },
   }),
   define({
-    key: 'ownerKind', commands: BOTH, group: 'Selection:',
+    key: 'ownerKind', commands: ALL, group: 'Selection:',
     describe: 'Kind of the pods\' owner, as in ownerReferences.',
     parse: checked('a kind such as Workflow', (s) => (/^[A-Za-z][A-Za-z0-9]*$/.test(s) ? null : 'not a kind name')),
     get: (s) => s.owner.kind, set: (s, v) => { s.owner = { ...s.owner, kind: v }; },
@@ -189,12 +192,12 @@ export const KEYS: readonly SettingSpec[] = [
     parse: requiredDuration, get: (s) => s.resyncPeriodMs, set: (s, v) => { s.resyncPeriodMs = v; }, show: showDuration,
   }),
   define({
-    key: 'forceAfter', commands: BOTH, group: 'Work:', unset: 'off',
+    key: 'forceAfter', commands: ALL, group: 'Work:', unset: 'off',
     describe: 'Remove the finalizer of a pod Terminating this long even if its owner is alive and has not recorded it (reason "stale"); counted from its deletionTimestamp (for a pod, the end of its grace period, or earlier if its containers stopped sooner); 0 is off.',
     parse: optionalDuration, get: (s) => s.forceAfterMs, set: (s, v) => { s.forceAfterMs = v; }, show: showDuration,
   }),
   define({
-    key: 'nodeStatus', commands: BOTH, group: 'Work:',
+    key: 'nodeStatus', commands: ALL, group: 'Work:',
     describe: 'Which pods of a live, unrecorded Workflow have their node looked up in the Workflow as stored (one read per Workflow, spaced): terminating (Terminating pods only), all, or off. A node Argo shows fulfilled has been recorded.',
     parse: oneOf(NODE_STATUS_SCOPES), get: (s) => s.nodeStatus, set: (s, v) => { s.nodeStatus = v; },
   }),
@@ -266,12 +269,12 @@ export const KEYS: readonly SettingSpec[] = [
     parse: requiredDuration, get: (s) => s.retryPeriodMs, set: (s, v) => { s.retryPeriodMs = v; }, show: showDuration,
   }),
   define({
-    key: 'logLevel', commands: BOTH, group: 'Logging:',
+    key: 'logLevel', commands: ALL, group: 'Logging:',
     describe: 'Least severe level logged.',
     parse: oneOf(['debug', 'info', 'warn', 'error'] as const), get: (s) => s.logLevel, set: (s, v) => { s.logLevel = v; },
   }),
   define({
-    key: 'logFormat', commands: BOTH, group: 'Logging:',
+    key: 'logFormat', commands: ALL, group: 'Logging:',
     describe: 'Log format on stderr: json (one object per line) or text (for people).',
     parse: oneOf(['json', 'text'] as const), get: (s) => s.logFormat, set: (s, v) => { s.logFormat = v; },
   }),
@@ -287,8 +290,8 @@ export const KEYS: readonly SettingSpec[] = [
     parse: nullable(integer(1)), get: (s) => s.maxRemovals, set: (s, v) => { s.maxRemovals = v; },
   }),
   define({
-    key: 'output', commands: SWEEP, group: 'Sweep:',
-    describe: 'Format of the report on stdout.',
+    key: 'output', commands: REPORTS, group: 'Output:',
+    describe: 'Format of the report on stdout: text (for people) or json (one object).',
     parse: oneOf(['text', 'json'] as const), get: (s) => s.output, set: (s, v) => { s.output = v; },
   }),
 ];

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { describe, test } from 'node:test';
 import yargs from 'yargs';
-import { defineControllerOptions, defineSweepOptions } from './flags.ts';
+import { defineControllerOptions, defineExplainOptions, defineSweepOptions } from './flags.ts';
 import { CONFIG_KEY, ENV_PREFIX, KEYS } from './keys.ts';
 
 const DOC = new URL('../../docs/configuration.md', import.meta.url);
@@ -40,6 +40,7 @@ function expectedRows(): Map<string, string[]> {
   const commands = [
     ['controller', registered((y) => defineControllerOptions(y))],
     ['sweep', registered((y) => defineSweepOptions(y))],
+    ['explain', registered((y) => defineExplainOptions(y))],
   ] as const;
   const rows = new Map<string, string[]>();
   for (const [, options] of commands) {
@@ -52,12 +53,19 @@ function expectedRows(): Map<string, string[]> {
         `--${flag}`,
         spec?.env ?? CONFIG_KEY.env,
         spec?.key ?? '(none)',
-        takenBy.length === commands.length ? 'both' : takenBy.join(', '),
+        commandCell(takenBy),
         options.defaultDescription[flag] ?? '(none)',
       ]);
     }
   }
   return rows;
+}
+
+/** commandCell is the doc's "command" cell: `all`, `both` (controller and sweep), else the commands by name. */
+function commandCell(takenBy: readonly string[]): string {
+  if (takenBy.length === 3) return 'all';
+  if (takenBy.length === 2 && takenBy.includes('controller') && takenBy.includes('sweep')) return 'both';
+  return takenBy.join(', ');
 }
 
 /** documentedRows: the first five cells of every reference row in the doc (a row starts with a flag), backticks dropped. */

@@ -1,9 +1,10 @@
-// EXIT names the process exit codes; docs/operations.md's "Exit codes" table documents them.
+// EXIT names the process exit codes; docs/operations.md's "Exit codes" table documents them, and
+// docs/explain.md what they mean for `explain`.
 export const EXIT = {
   ok: 0,
-  /** Some removals failed (sweep), or the controller stopped on an unexpected error. */
+  /** Some removals failed (sweep), the pod is stuck (explain), or the controller stopped on an unexpected error. */
   failed: 1,
-  /** Bad flags, environment or configuration file. */
+  /** Bad flags, environment or configuration file (or explain's NAMESPACE/NAME). */
   badConfig: 2,
   /** The API server cannot be reached, or refuses our credentials or permissions. */
   unreachable: 3,

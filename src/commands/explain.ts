@@ -7,7 +7,7 @@
 import type { Settings } from '../config/settings.ts';
 import { createLogger } from '../log.ts';
 import { Metrics } from '../metrics/metrics.ts';
-import { isForbidden, isUnauthorized } from '../kube/errors.ts';
+import { ApiError, isForbidden, isNetworkError, isUnauthorized } from '../kube/errors.ts';
 import { buildPodReport, exitCodeOf } from '../explain/pod-report.ts';
 import { PodUnreadable, readPodEvidence } from '../explain/read-pod-evidence.ts';
 import { renderPodReport } from '../explain/render-pod-report.ts';
@@ -28,8 +28,7 @@ export async function runExplainPod(settings: Settings, target: { namespace: str
       return exitCodeOf(report);
     } catch (err) {
       if (!(err instanceof PodUnreadable)) throw err;
-      const hint = isUnauthorized(err.cause) || isForbidden(err.cause) ? ': check the credentials and RBAC (get pods)' : ': cannot reach the API server';
-      logger.error({ pod: `${target.namespace}/${target.name}`, err: err.message }, `cannot read the pod${hint}`);
+      logger.error({ pod: `${target.namespace}/${target.name}`, err: err.message }, `cannot read the pod: ${hintFor(err.cause)}`);
       return EXIT.unreachable;
     } finally {
       client.close();
@@ -37,4 +36,11 @@ export async function runExplainPod(settings: Settings, target: { namespace: str
   } finally {
     await logger.flush();
   }
+}
+
+/** hintFor says what to look at when the pod itself cannot be read. */
+function hintFor(cause: unknown): string {
+  if (isUnauthorized(cause) || isForbidden(cause)) return 'check the credentials and RBAC (get pods)';
+  if (isNetworkError(cause) || (cause instanceof ApiError && cause.status >= 500)) return 'cannot reach the API server';
+  return 'the API server refused the read';
 }

@@ -1,0 +1,119 @@
+// readPodEvidence against a scripted API: what it asks, that its only write-shaped request is the
+// dry run, and that refused reads degrade the report instead of failing it.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { DEFAULTS } from '../config/settings.ts';
+import type { ApiClient, RequestOptions } from '../kube/client.ts';
+import { ApiError } from '../kube/errors.ts';
+import { silentLogger } from '../log.ts';
+import { buildPodReport } from './pod-report.ts';
+import { PodUnreadable, readPodEvidence } from './read-pod-evidence.ts';
+
+const OURS = DEFAULTS.finalizer;
+const POD_PATH = '/api/v1/namespaces/ns/pods/p';
+const WF_PATH = '/apis/argoproj.io/v1alpha1/namespaces/ns/workflows/wf';
+
+function podObject(finalizers = ['example.com/keep', OURS]) {
+  return {
+    metadata: {
+      namespace: 'ns', name: 'p', uid: 'pod-uid', resourceVersion: '7', deletionTimestamp: '2026-11-26T11:00:00Z', finalizers,
+      labels: { 'workflows.argoproj.io/workflow': 'wf', 'workflows.argoproj.io/completed': 'false' },
+      annotations: { 'workflows.argoproj.io/node-id': 'wf-1' },
+      ownerReferences: [{ apiVersion: 'argoproj.io/v1alpha1', kind: 'Workflow', name: 'wf', uid: 'wf-uid', controller: true }],
+    },
+  };
+}
+
+const WORKFLOW = { metadata: { namespace: 'ns', name: 'wf', uid: 'wf-uid', resourceVersion: '5', labels: {} }, status: { nodes: { 'wf-1': { phase: 'Running' } } } };
+
+type Route = (o: RequestOptions) => unknown;
+
+/** scripted answers each request by "METHOD path" (an Error is thrown); it records every request. */
+function scripted(routes: Record<string, Route>): { client: ApiClient; requests: RequestOptions[] } {
+  const requests: RequestOptions[] = [];
+  const client = {
+    request: async (o: RequestOptions) => {
+      requests.push(o);
+      const route = routes[`${o.method} ${o.path}`];
+      if (route === undefined) throw new Error(`unexpected ${o.method} ${o.path}`);
+      const answer = route(o);
+      if (answer instanceof Error) throw answer;
+      return answer;
+    },
+  };
+  return { client: client as unknown as ApiClient, requests };
+}
+
+const forbidden = (verb: string, resource: string) => ApiError.fromStatus({ code: 403, reason: 'Forbidden', message: `User "jane" cannot ${verb} resource "${resource}"` }, 403);
+
+const ALL_GOOD: Record<string, Route> = {
+  [`GET ${POD_PATH}`]: () => podObject(),
+  'GET /api/v1/namespaces/ns/pods': () => ({ items: [podObject()] }),
+  [`GET ${WF_PATH}`]: () => WORKFLOW,
+  'GET /api/v1/namespaces/ns/events': () => ({ items: [] }),
+  [`PATCH ${POD_PATH}`]: () => podObject([]),
+};
+
+test('the only write-shaped request is the removal patch, sent as dryRun=All with the pod\'s resourceVersion', async () => {
+  const { client, requests } = scripted(ALL_GOOD);
+  const e = await readPodEvidence(DEFAULTS, client, silentLogger(), 'ns', 'p');
+  const writes = requests.filter((r) => r.method !== 'GET');
+  assert.equal(writes.length, 1);
+  assert.deepEqual(writes[0]?.query, { dryRun: 'All' });
+  assert.deepEqual(writes[0]?.body, { metadata: { resourceVersion: '7', finalizers: ['example.com/keep'] } });
+  assert.deepEqual(e.patch, { result: 'accepted' });
+  assert.deepEqual(e.unchecked, []);
+  assert.equal(e.selection.matches, true);
+  assert.deepEqual(e.owner, { kind: 'alive', completed: 'no' });
+  assert.deepEqual(e.node, { kind: 'not-fulfilled', nodeId: 'wf-1', phase: 'Running', taskResultSynced: null });
+  const events = requests.find((r) => r.path.endsWith('/events'));
+  assert.deepEqual(events?.query, { fieldSelector: 'involvedObject.uid=pod-uid' });
+});
+
+test('without our finalizer nothing is patched, not even as a dry run, and the owner is not read', async () => {
+  const { client, requests } = scripted({ ...ALL_GOOD, [`GET ${POD_PATH}`]: () => podObject(['example.com/keep']) });
+  const e = await readPodEvidence(DEFAULTS, client, silentLogger(), 'ns', 'p');
+  assert.deepEqual(requests.map((r) => `${r.method} ${r.path}`), [`GET ${POD_PATH}`, 'GET /api/v1/namespaces/ns/events']);
+  assert.equal(e.patch, null);
+});
+
+test('refused reads degrade the report, each with a line saying what could not be checked', async () => {
+  const { client } = scripted({
+    ...ALL_GOOD,
+    'GET /api/v1/namespaces/ns/pods': () => forbidden('list', 'pods'),
+    [`GET ${WF_PATH}`]: () => forbidden('get', 'workflows'),
+    'GET /api/v1/namespaces/ns/events': () => forbidden('list', 'events'),
+    [`PATCH ${POD_PATH}`]: () => forbidden('patch', 'pods'),
+  });
+  const e = await readPodEvidence(DEFAULTS, client, silentLogger(), 'ns', 'p');
+  assert.deepEqual(e.unchecked, [
+    "the pod's Events: forbidden (403): grant list events",
+    'whether the controller\'s selector "workflows.argoproj.io/workflow,!workflows.argoproj.io/controller-instanceid" selects the pod: forbidden (403): grant list pods',
+    'the owner: forbidden (403): grant get workflows.argoproj.io',
+  ]);
+  assert.equal(e.events, null);
+  assert.deepEqual(e.owner, { kind: 'unconfirmed' });
+  assert.equal(e.patch?.result, 'forbidden');
+  const report = buildPodReport(e);
+  assert.equal(report.stuck, true);
+  assert.equal(report.ours?.decision.action, 'verify');
+});
+
+test('an owner resource not served is named, and the owner stays unconfirmed', async () => {
+  const { client } = scripted({ ...ALL_GOOD, [`GET ${WF_PATH}`]: () => ApiError.fromStatus({ code: 404, reason: 'NotFound', message: 'the server could not find the requested resource' }, 404) });
+  const e = await readPodEvidence(DEFAULTS, client, silentLogger(), 'ns', 'p');
+  assert.deepEqual(e.owner, { kind: 'unconfirmed' });
+  assert.match(e.ownerNote ?? '', /^workflows.argoproj.io\/v1alpha1 is not served \(a 404 naming no object\)/);
+});
+
+test('a Workflow read that names the very object missing: gone, absent', async () => {
+  const { client } = scripted({ ...ALL_GOOD, [`GET ${WF_PATH}`]: () => ApiError.fromStatus({ code: 404, reason: 'NotFound', message: 'not found', details: { name: 'wf', group: 'argoproj.io', kind: 'workflows' } }, 404, null, { group: 'argoproj.io', resource: 'workflows', name: 'wf' }) });
+  const e = await readPodEvidence(DEFAULTS, client, silentLogger(), 'ns', 'p');
+  assert.deepEqual(e.owner, { kind: 'gone', because: 'absent' });
+  assert.equal(e.node, null, 'no node is read for an owner that is gone');
+});
+
+test('a pod that cannot be read fails the whole explain', async () => {
+  const { client } = scripted({ [`GET ${POD_PATH}`]: () => forbidden('get', 'pods') });
+  await assert.rejects(readPodEvidence(DEFAULTS, client, silentLogger(), 'ns', 'p'), PodUnreadable);
+});

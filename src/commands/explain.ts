@@ -22,7 +22,7 @@ export async function runExplainPod(settings: Settings, target: { namespace: str
     if (typeof connection === 'number') return connection;
     const { client } = connection;
     try {
-      const evidence = await readPodEvidence(settings, client, logger, target.namespace, target.name);
+      const evidence = await readPodEvidence(settings, client, target.namespace, target.name);
       const report = buildPodReport(evidence);
       process.stdout.write(settings.output === 'json' ? JSON.stringify(report) + '\n' : renderPodReport(report, process.stdout.isTTY === true));
       return exitCodeOf(report);

@@ -5,7 +5,6 @@ import assert from 'node:assert/strict';
 import { DEFAULTS } from '../config/settings.ts';
 import type { ApiClient, RequestOptions } from '../kube/client.ts';
 import { ApiError } from '../kube/errors.ts';
-import { silentLogger } from '../log.ts';
 import { buildPodReport } from './pod-report.ts';
 import { PodUnreadable, readPodEvidence } from './read-pod-evidence.ts';
 
@@ -56,7 +55,7 @@ const ALL_GOOD: Record<string, Route> = {
 
 test('the only write-shaped request is the removal patch, sent as dryRun=All with the pod\'s resourceVersion', async () => {
   const { client, requests } = scripted(ALL_GOOD);
-  const e = await readPodEvidence(DEFAULTS, client, silentLogger(), 'ns', 'p');
+  const e = await readPodEvidence(DEFAULTS, client, 'ns', 'p');
   const writes = requests.filter((r) => r.method !== 'GET');
   assert.equal(writes.length, 1);
   assert.deepEqual(writes[0]?.query, { dryRun: 'All' });
@@ -72,7 +71,7 @@ test('the only write-shaped request is the removal patch, sent as dryRun=All wit
 
 test('without our finalizer nothing is patched, not even as a dry run, and the owner is not read', async () => {
   const { client, requests } = scripted({ ...ALL_GOOD, [`GET ${POD_PATH}`]: () => podObject(['example.com/keep']) });
-  const e = await readPodEvidence(DEFAULTS, client, silentLogger(), 'ns', 'p');
+  const e = await readPodEvidence(DEFAULTS, client, 'ns', 'p');
   assert.deepEqual(requests.map((r) => `${r.method} ${r.path}`), [`GET ${POD_PATH}`, 'GET /api/v1/namespaces/ns/events']);
   assert.equal(e.patch, null);
 });
@@ -85,7 +84,7 @@ test('refused reads degrade the report, each with a line saying what could not b
     'GET /api/v1/namespaces/ns/events': () => forbidden('list', 'events'),
     [`PATCH ${POD_PATH}`]: () => forbidden('patch', 'pods'),
   });
-  const e = await readPodEvidence(DEFAULTS, client, silentLogger(), 'ns', 'p');
+  const e = await readPodEvidence(DEFAULTS, client, 'ns', 'p');
   assert.deepEqual(e.unchecked, [
     "the pod's Events: forbidden (403): grant list events",
     'whether the controller\'s selector "workflows.argoproj.io/workflow,!workflows.argoproj.io/controller-instanceid" selects the pod: forbidden (403): grant list pods',
@@ -101,19 +100,19 @@ test('refused reads degrade the report, each with a line saying what could not b
 
 test('an owner resource not served is named, and the owner stays unconfirmed', async () => {
   const { client } = scripted({ ...ALL_GOOD, [`GET ${WF_PATH}`]: () => ApiError.fromStatus({ code: 404, reason: 'NotFound', message: 'the server could not find the requested resource' }, 404) });
-  const e = await readPodEvidence(DEFAULTS, client, silentLogger(), 'ns', 'p');
+  const e = await readPodEvidence(DEFAULTS, client, 'ns', 'p');
   assert.deepEqual(e.owner, { kind: 'unconfirmed' });
   assert.match(e.ownerNote ?? '', /^workflows.argoproj.io\/v1alpha1 is not served \(a 404 naming no object\)/);
 });
 
 test('a Workflow read that names the very object missing: gone, absent', async () => {
   const { client } = scripted({ ...ALL_GOOD, [`GET ${WF_PATH}`]: () => ApiError.fromStatus({ code: 404, reason: 'NotFound', message: 'not found', details: { name: 'wf', group: 'argoproj.io', kind: 'workflows' } }, 404, null, { group: 'argoproj.io', resource: 'workflows', name: 'wf' }) });
-  const e = await readPodEvidence(DEFAULTS, client, silentLogger(), 'ns', 'p');
+  const e = await readPodEvidence(DEFAULTS, client, 'ns', 'p');
   assert.deepEqual(e.owner, { kind: 'gone', because: 'absent' });
   assert.equal(e.node, null, 'no node is read for an owner that is gone');
 });
 
 test('a pod that cannot be read fails the whole explain', async () => {
   const { client } = scripted({ [`GET ${POD_PATH}`]: () => forbidden('get', 'pods') });
-  await assert.rejects(readPodEvidence(DEFAULTS, client, silentLogger(), 'ns', 'p'), PodUnreadable);
+  await assert.rejects(readPodEvidence(DEFAULTS, client, 'ns', 'p'), PodUnreadable);
 });

@@ -6,7 +6,7 @@
 // `unchecked` and the rest of the report stands.
 
 import { podListSelector, type Settings } from '../config/settings.ts';
-import type { Logger } from '../log.ts';
+import { silentLogger } from '../log.ts';
 import type { ApiClient } from '../kube/client.ts';
 import type { PodMeta } from '../kube/objects.ts';
 import { ApiError, isForbidden, isResourceNotServed } from '../kube/errors.ts';
@@ -31,7 +31,7 @@ export class PodUnreadable extends Error {
 const ACCEPT_LIST = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
 
 /** readPodEvidence reads everything about namespace/name; throws PodUnreadable. */
-export async function readPodEvidence(settings: Settings, client: ApiClient, logger: Logger, namespace: string, name: string): Promise<PodEvidence> {
+export async function readPodEvidence(settings: Settings, client: ApiClient, namespace: string, name: string): Promise<PodEvidence> {
   const apis = resourceApis(settings, client);
   const unchecked: string[] = [];
   let pod: PodMeta | null;
@@ -53,7 +53,7 @@ export async function readPodEvidence(settings: Settings, client: ApiClient, log
     return { ...base, now: Date.now(), selection: { selector: podListSelector(settings), matches: null }, owner: { kind: 'unattributable' }, ownerNote: null, node: null, nodeNote: null, events, patch: null, unchecked };
   }
   const selection = await readSelection(settings, client, pod, unchecked);
-  const { owner, note: ownerNote } = await readOwner(settings, apis, logger, pod, unchecked);
+  const { owner, note: ownerNote } = await readOwner(settings, apis, pod, unchecked);
   const { node, note: nodeNote } = await readNode(apis, pod, owner, unchecked);
   const patch = await dryRunRemoval(apis, pod, settings.finalizer);
   return { ...base, now: Date.now(), selection, owner, ownerNote, node, nodeNote, events, patch, unchecked };
@@ -81,14 +81,17 @@ async function readSelection(settings: Settings, client: ApiClient, pod: PodMeta
   }
 }
 
-/** readOwner asks src/owners, with an empty cache, so that the answer is one live read's. */
-async function readOwner(settings: Settings, apis: ResourceApis, logger: Logger, pod: PodMeta, unchecked: string[]): Promise<{ owner: OwnerState; note: string | null }> {
+/**
+ * readOwner asks src/owners, with an empty cache, so that the answer is one live read's. Its log
+ * lines speak of the controller's retries; the report says the same in its own words instead.
+ */
+async function readOwner(settings: Settings, apis: ResourceApis, pod: PodMeta, unchecked: string[]): Promise<{ owner: OwnerState; note: string | null }> {
   const owners = new Owners({
     owner: settings.owner,
     cache: { get: () => undefined },
     read: apis.readOwner,
     metrics: { ownerConfirmation: () => undefined, ownerResourceServed: () => undefined },
-    logger,
+    logger: silentLogger(),
     outageConsequence: 'explain reports the owner unconfirmed',
   });
   try {

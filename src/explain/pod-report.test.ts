@@ -216,3 +216,8 @@ test('the report is plain data: JSON round-trips it', () => {
   const r = buildPodReport(evidence({ events: [{ type: 'Normal', reason: 'Killing', message: 'Stopping container main', count: 1, lastSeen: '2026-11-26T11:55:00Z', from: 'kubelet' }], unchecked: ['events: forbidden (403)'] }));
   assert.deepEqual(JSON.parse(JSON.stringify(r)), r);
 });
+
+test('a pod the selector does not select is said to be unseen by the controller, before its decision', () => {
+  const r = buildPodReport(evidence({ selection: { selector: 'workflows.argoproj.io/workflow,!workflows.argoproj.io/controller-instanceid', matches: false } }));
+  assert.match(r.summary, /; ours, but the controller's selector does not select the pod, so it never looks at it; were it selected, it keeps it: /);
+});

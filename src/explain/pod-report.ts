@@ -137,7 +137,12 @@ function summaryOf(finalizers: FinalizerParty[], terminating: PodReport['termina
     return terminating === null ? 'not stuck: not Terminating, and no finalizer' : 'not stuck: Terminating, but held by no finalizer (its containers are stopping)';
   }
   const held = finalizers.map((f) => `${f.finalizer} (${f.party === 'ours' ? 'ours' : f.owner})`).join(', ');
-  const verdict = ours === null ? 'not ours: finalizer-sweeper never removes it' : `ours: ${ours.decision.says}`;
+  const verdict =
+    ours === null
+      ? 'not ours: finalizer-sweeper never removes it'
+      : ours.watched.matches === false
+        ? `ours, but the controller's selector does not select the pod, so it never looks at it; were it selected, it ${ours.decision.says}`
+        : `ours: ${ours.decision.says}`;
   if (terminating === null) return `not stuck: not Terminating; ${held} will hold it once it is deleted; ${verdict}`;
   return `stuck: Terminating for ${duration(terminating.seconds * 1000)}, held by ${held}; ${verdict}`;
 }

@@ -221,3 +221,16 @@ test('a pod the selector does not select is said to be unseen by the controller,
   const r = buildPodReport(evidence({ selection: { selector: 'workflows.argoproj.io/workflow,!workflows.argoproj.io/controller-instanceid', matches: false } }));
   assert.match(r.summary, /; ours, but the controller's selector does not select the pod, so it never looks at it; were it selected, it keeps it: /);
 });
+
+test("the JSON shape's fields are those docs/explain.md documents: a rename fails here first", () => {
+  const r = buildPodReport(evidence());
+  assert.deepEqual(Object.keys(r), ['kind', 'pod', 'stuck', 'summary', 'terminating', 'finalizers', 'ours', 'events', 'unchecked']);
+  assert.deepEqual(Object.keys(r.pod), ['namespace', 'name', 'exists', 'uid', 'resourceVersion']);
+  assert.deepEqual(Object.keys(r.finalizers[0] ?? {}), ['finalizer', 'party', 'owner', 'removedBy']);
+  assert.ok(r.ours !== null);
+  assert.deepEqual(Object.keys(r.ours), ['finalizer', 'watched', 'owner', 'signals', 'decision', 'changesWhen', 'patch']);
+  assert.deepEqual(Object.keys(r.ours.owner), ['kind', 'name', 'uid', 'attributedBy', 'state', 'because', 'note']);
+  assert.deepEqual(Object.keys(r.ours.signals), ['podLabel', 'workflowLabel', 'node']);
+  assert.deepEqual(Object.keys(r.ours.signals.node), ['id', 'state', 'phase', 'taskResultSynced', 'readByController', 'note']);
+  assert.deepEqual(Object.keys(r.ours.decision), ['action', 'reason', 'priority', 'evidence', 'why', 'says']);
+});

@@ -184,16 +184,14 @@ function oursReport(pod: PodMeta, e: PodEvidence): OursReport {
 }
 
 function nodeSignal(pod: PodMeta, e: PodEvidence): NodeSignal {
-  const readByController = readsNode(pod, e.policy);
   const v = e.node;
-  const base = { id: pod.nodeId, readByController, note: e.nodeNote };
-  if (v === null) return { ...base, state: 'not-read', phase: null, taskResultSynced: null };
   return {
-    ...base,
-    state: v.kind,
-    phase: v.kind === 'fulfilled' || v.kind === 'not-fulfilled' ? v.phase : null,
-    taskResultSynced: v.kind === 'not-fulfilled' ? v.taskResultSynced : null,
-    note: v.kind === 'unreadable' ? v.why : e.nodeNote,
+    id: pod.nodeId,
+    state: v === null ? 'not-read' : v.kind,
+    phase: v !== null && (v.kind === 'fulfilled' || v.kind === 'not-fulfilled') ? v.phase : null,
+    taskResultSynced: v !== null && v.kind === 'not-fulfilled' ? v.taskResultSynced : null,
+    readByController: readsNode(pod, e.policy),
+    note: v !== null && v.kind === 'unreadable' ? v.why : e.nodeNote,
   };
 }
 

@@ -167,25 +167,46 @@ test('every sidecar route keeps Argo\'s container first and the default one, and
   }
 });
 
-test('the README\'s sidecar recipe, rendered as written (Argo\'s manifests replaced by the fixture), runs our image from the user\'s registry after Argo\'s container', async () => {
+/**
+ * readmeRecipe is the README's sidecar recipe as a kustomization, the user's registry filled in
+ * and Argo's manifests replaced by the fixture: namespace-install as written, or cluster-install
+ * (the base, without the own-namespace component) as its comment offers.
+ */
+async function readmeRecipe(install: 'namespace-install' | 'cluster-install'): Promise<Rendered> {
   const readme = await readFile(join(REPO, 'README.md'), 'utf8');
   const recipe = /### As a sidecar of Argo\n[\s\S]*?```yaml\n([\s\S]*?)```/.exec(readme)?.[1];
   assert.ok(recipe, 'the README\'s sidecar recipe');
   const k = load(recipe.replace('REGISTRY', 'registry.test/platform')) as { namespace: string; resources: string[]; components: string[]; images: object[] };
   assert.deepEqual(k.resources, ['https://github.com/argoproj/argo-workflows/manifests/namespace-install?ref=v4.1.2']);
-  const { objects } = await renderWith({
+  const components = k.components.map((c) => c.replace(/^path\/to\/finalizer-sweeper\//, ''));
+  return renderWith({
     ...k,
-    resources: ['test/fixtures/argo/namespace-install'],
-    components: k.components.map((c) => c.replace(/^path\/to\/finalizer-sweeper\//, '')),
+    resources: [install === 'namespace-install' ? 'test/fixtures/argo/namespace-install' : 'test/fixtures/argo/base/workflow-controller'],
+    components: install === 'namespace-install' ? components : components.filter((c) => !c.endsWith('own-namespace')),
   });
+}
 
-  const containers = deployment(objects, 'workflow-controller').spec.template.spec.containers as (Container & { image?: string })[];
-  assert.deepEqual(containers.map((c) => [c.name, c.image]), [
-    ['workflow-controller', 'quay.io/argoproj/workflow-controller:latest'],
-    [CONTAINER, 'registry.test/platform/finalizer-sweeper:0.1.0'],
-  ]);
-  assert.deepEqual(objects.filter((o) => o.kind.endsWith('RoleBinding')).map((o) => o['subjects']), Array(2).fill([{ kind: 'ServiceAccount', name: 'argo', namespace: 'argo' }]));
-});
+for (const install of ['namespace-install', 'cluster-install'] as const) {
+  test(`the README's sidecar recipe on Argo's ${install}, rendered as written: one workflow-controller, Argo's container first and the default, our image, roles bound to argo, accepted by the API server`, async () => {
+    const rendered = await readmeRecipe(install);
+    const { objects } = rendered;
+
+    assert.deepEqual(objects.filter((o) => o.kind === 'Deployment').map((o) => o.metadata.name), ['workflow-controller']);
+    const template = deployment(objects, 'workflow-controller').spec.template as Deployment['spec']['template'] & { metadata: { annotations: Record<string, string> } };
+    const containers = template.spec.containers as (Container & { image?: string; readinessProbe?: unknown })[];
+    assert.deepEqual(containers.map((c) => [c.name, c.image]), [
+      ['workflow-controller', 'quay.io/argoproj/workflow-controller:latest'],
+      [CONTAINER, 'registry.test/platform/finalizer-sweeper:0.1.0'],
+    ]);
+    assert.equal(template.metadata.annotations['kubectl.kubernetes.io/default-container'], 'workflow-controller');
+    assert.equal(containers[1]?.readinessProbe, undefined);
+    assert.deepEqual(objects.filter((o) => o.kind.endsWith('RoleBinding')).map((o) => o['subjects']), Array(2).fill([{ kind: 'ServiceAccount', name: 'argo', namespace: 'argo' }]));
+    assert.deepEqual(objects.filter((o) => o.kind.startsWith('Cluster')).length, install === 'namespace-install' ? 0 : 2);
+    await ensureNamespaces(objects);
+    const applied = await kubectl(['apply', '--dry-run=server', '-f', '-'], rendered.yaml);
+    assert.equal(applied.stdout.trim().split('\n').length, objects.length, applied.stdout);
+  });
+}
 
 test('the sidecar takes no port number or port name that Argo\'s container uses', async () => {
   const { objects } = await render(FLAVOURS.sidecar);

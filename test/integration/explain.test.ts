@@ -1,0 +1,184 @@
+// `finalizer-sweeper explain pod NAMESPACE/NAME` as an operator runs it: the CLI in a child
+// process against the real control plane, the `--output json` report read from stdout. Explain
+// writes nothing: where our finalizer is on the pod, the removal patch goes as a dry run only,
+// and every test that sends one checks that the pod is unchanged afterwards.
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import type { PodReport } from '../../src/explain/pod-report.ts';
+import { freePort, writeKubeconfig } from '../../src/testbed/control-plane-files.ts';
+import { workflowStatus } from '../../src/testbed/argo-status.ts';
+import { ARGO_FINALIZER, NODE_ID_ANNOTATION, newPod, newWorkflow } from '../../src/testbed/fixtures.ts';
+import { runCli, type CliResult } from '../support/cli.ts';
+import { useTestCluster } from '../support/cluster.ts';
+
+const { cluster, kubeconfigPath, newNamespace } = useTestCluster();
+const KUEUE = 'kueue.x-k8s.io/managed';
+
+let scratch: string;
+before(async () => {
+  scratch = await mkdtemp(join(tmpdir(), 'finalizer-sweeper-explain-test-'));
+});
+after(() => rm(scratch, { recursive: true, force: true }));
+
+interface ExplainRun extends CliResult {
+  report: PodReport;
+}
+
+/** explain runs `explain pod NS/NAME --output json` and parses stdout, which must hold only the report. */
+async function explain(ns: string, name: string, args: string[] = []): Promise<ExplainRun> {
+  const result = await runCli(['explain', 'pod', `${ns}/${name}`, '--kubeconfig', kubeconfigPath, '--output', 'json', ...args]);
+  assert.match(result.stdout, /^\{.*\}\n$/, `stdout should be one JSON object; stderr:\n${result.stderr}`);
+  return { ...result, report: JSON.parse(result.stdout) as PodReport };
+}
+
+/** podState is what must not change under explain: the pod's version and finalizers. */
+async function podState(ns: string, name: string): Promise<{ resourceVersion?: string; finalizers?: string[] }> {
+  const pod = await cluster.getPod(ns, name);
+  assert.ok(pod !== null, `${ns}/${name} exists`);
+  return { resourceVersion: pod.metadata.resourceVersion, finalizers: pod.metadata.finalizers };
+}
+
+/** terminating waits until the pod has a deletionTimestamp (a DELETE, or the garbage collector's). */
+async function terminating(ns: string, name: string): Promise<void> {
+  await cluster.waitFor(async () => (await cluster.getPod(ns, name))?.metadata.deletionTimestamp !== undefined, 60_000, `${ns}/${name} to be Terminating`);
+}
+
+test('a Terminating pod of a live Workflow that has not recorded it: explains the missing record, exit 1', async (t) => {
+  const ns = await newNamespace(t);
+  const wf = await cluster.createWorkflow(newWorkflow({ namespace: ns, name: 'live' }));
+  const pod = await cluster.createPod(newPod({ namespace: ns, name: 'live-main', workflow: { name: 'live', uid: wf.metadata.uid ?? '' } }));
+  const nodeId = pod.metadata.annotations[NODE_ID_ANNOTATION] ?? '';
+  await cluster.setWorkflowStatus(ns, 'live', workflowStatus([{ id: nodeId, name: 'live.main', type: 'Pod', phase: 'Running' }], 'plain'));
+  await cluster.deletePod(ns, 'live-main');
+  await terminating(ns, 'live-main');
+  const before = await podState(ns, 'live-main');
+
+  const run = await explain(ns, 'live-main');
+
+  assert.equal(run.code, 1, run.stderr);
+  const { report } = run;
+  assert.equal(report.stuck, true);
+  assert.deepEqual(report.finalizers.map((f) => [f.finalizer, f.party]), [[ARGO_FINALIZER, 'ours']]);
+  assert.ok(report.ours !== null);
+  assert.equal(report.ours.watched.matches, true);
+  assert.deepEqual(report.ours.owner, { kind: 'Workflow', name: 'live', uid: wf.metadata.uid, attributedBy: 'ownerReference', state: 'alive', because: null, note: null });
+  assert.deepEqual({ ...report.ours.signals, node: report.ours.signals.node.state }, { podLabel: false, workflowLabel: false, node: 'not-fulfilled' });
+  assert.deepEqual({ action: report.ours.decision.action, why: report.ours.decision.why }, { action: 'wait', why: 'owner-alive-unrecorded' });
+  assert.ok(report.ours.changesWhen.includes(`waits for Argo to record node ${nodeId}: phase Running`), report.ours.changesWhen.join('\n'));
+  assert.deepEqual(report.ours.patch, { result: 'accepted' });
+  assert.deepEqual(report.unchecked, []);
+  assert.deepEqual(await podState(ns, 'live-main'), before, 'the dry run wrote nothing');
+});
+
+test('the text report of the same pod says it in words', async (t) => {
+  const ns = await newNamespace(t);
+  const wf = await cluster.createWorkflow(newWorkflow({ namespace: ns, name: 'live' }));
+  await cluster.createPod(newPod({ namespace: ns, name: 'live-main', workflow: { name: 'live', uid: wf.metadata.uid ?? '' } }));
+  await cluster.deletePod(ns, 'live-main');
+  await terminating(ns, 'live-main');
+
+  const run = await runCli(['explain', 'pod', `${ns}/live-main`, '--kubeconfig', kubeconfigPath]);
+
+  assert.equal(run.code, 1, run.stderr);
+  assert.match(run.stdout, /^stuck: Terminating for .*, held by workflows.argoproj.io\/status \(ours\); ours: keeps it: the Workflow live is alive and has not recorded this pod$/m);
+  assert.match(run.stdout, /waits for Argo to record node live-\d+: not in the Workflow's status yet/);
+  assert.match(run.stdout, /patch dry run: accepted/);
+});
+
+test('an orphan whose Workflow was deleted: owner-gone, exit 1, and the dry run accepted with the pod unchanged', async (t) => {
+  const ns = await newNamespace(t);
+  const wf = await cluster.createWorkflow(newWorkflow({ namespace: ns, name: 'gone' }));
+  await cluster.createPod(newPod({ namespace: ns, name: 'gone-main', workflow: { name: 'gone', uid: wf.metadata.uid ?? '' } }));
+  await cluster.deleteWorkflow(ns, 'gone');
+  await terminating(ns, 'gone-main');
+  const before = await podState(ns, 'gone-main');
+
+  const run = await explain(ns, 'gone-main');
+
+  assert.equal(run.code, 1, run.stderr);
+  const ours = run.report.ours;
+  assert.ok(ours !== null);
+  assert.equal(ours.owner.state, 'gone');
+  assert.equal(ours.owner.because, 'absent');
+  assert.deepEqual({ action: ours.decision.action, reason: ours.decision.reason, priority: ours.decision.priority, evidence: ours.decision.evidence },
+    { action: 'remove', reason: 'owner-gone', priority: 0, evidence: 'owner' });
+  assert.match(ours.decision.says, /the Workflow gone does not exist \(a live read found none\)/);
+  assert.deepEqual(ours.changesWhen, []);
+  assert.deepEqual(ours.patch, { result: 'accepted' });
+  assert.deepEqual(await podState(ns, 'gone-main'), before, 'same resourceVersion and finalizers: the dry run wrote nothing');
+});
+
+test("a pod held only by another party's finalizer: named, not ours, exit 1", async (t) => {
+  const ns = await newNamespace(t);
+  await cluster.createPod(newPod({ namespace: ns, name: 'queued', finalizers: [KUEUE] }));
+  await cluster.deletePod(ns, 'queued');
+  await terminating(ns, 'queued');
+
+  const run = await explain(ns, 'queued');
+
+  assert.equal(run.code, 1, run.stderr);
+  assert.equal(run.report.stuck, true);
+  assert.deepEqual(run.report.finalizers.map((f) => [f.finalizer, f.party]), [[KUEUE, 'kueue']]);
+  assert.equal(run.report.ours, null, 'no decision and no patch for a finalizer that is not ours');
+  assert.match(run.report.summary, /held by kueue.x-k8s.io\/managed \(Kueue's controller\); not ours/);
+});
+
+test("a pod of another Argo install is not watched without its --instance-id, and is with it", async (t) => {
+  const ns = await newNamespace(t);
+  const wf = await cluster.createWorkflow(newWorkflow({ namespace: ns, name: 'other' }));
+  const labels = { 'workflows.argoproj.io/controller-instanceid': 'other' };
+  await cluster.createPod(newPod({ namespace: ns, name: 'other-main', workflow: { name: 'other', uid: wf.metadata.uid ?? '' }, labels }));
+
+  const without = await explain(ns, 'other-main');
+  const with_ = await explain(ns, 'other-main', ['--instance-id', 'other']);
+
+  assert.equal(without.code, 0, 'not Terminating: not stuck');
+  assert.equal(without.report.ours?.watched.matches, false);
+  assert.match(without.report.summary, /the controller's selector does not select the pod/);
+  assert.equal(with_.report.ours?.watched.matches, true);
+  assert.equal(with_.report.ours?.watched.selector, 'workflows.argoproj.io/workflow,workflows.argoproj.io/controller-instanceid=other');
+});
+
+test('a pod without finalizers is not stuck: exit 0', async (t) => {
+  const ns = await newNamespace(t);
+  await cluster.createPod(newPod({ namespace: ns, name: 'bare', finalizers: [] }));
+
+  const run = await explain(ns, 'bare');
+
+  assert.equal(run.code, 0, run.stderr);
+  assert.equal(run.report.stuck, false);
+  assert.deepEqual(run.report.finalizers, []);
+});
+
+test('a pod that does not exist is not stuck: exit 0', async (t) => {
+  const ns = await newNamespace(t);
+
+  const run = await explain(ns, 'never-was');
+
+  assert.equal(run.code, 0, run.stderr);
+  assert.equal(run.report.pod.exists, false);
+});
+
+test('NAMESPACE/NAME without a slash is bad input: exit 2, nothing on stdout', async () => {
+  const run = await runCli(['explain', 'pod', 'no-slash', '--kubeconfig', kubeconfigPath]);
+
+  assert.equal(run.code, 2, run.stderr);
+  assert.match(run.stderr, /expected NAMESPACE\/NAME/);
+  assert.equal(run.stdout, '');
+});
+
+test('an API server that cannot be reached exits 3', async (t) => {
+  const ns = await newNamespace(t);
+  const { server, caData } = cluster.client.connection;
+  const closed = server.replace(/:\d+$/, `:${await freePort()}`);
+  const kubeconfig = await writeKubeconfig(join(scratch, `closed-${ns}.yaml`), { server: closed, caData, token: 'unused' });
+
+  const run = await runCli(['explain', 'pod', `${ns}/any`, '--kubeconfig', kubeconfig, '--output', 'json']);
+
+  assert.equal(run.code, 3, run.stderr);
+  assert.match(run.stderr, /cannot reach the API server/);
+  assert.equal(run.stdout, '');
+});

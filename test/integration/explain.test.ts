@@ -142,6 +142,58 @@ test("a pod of another Argo install is not watched without its --instance-id, an
   assert.equal(with_.report.ours?.watched.selector, 'workflows.argoproj.io/workflow,workflows.argoproj.io/controller-instanceid=other');
 });
 
+/**
+ * freezePodUpdates installs a ValidatingAdmissionPolicy that denies every pod UPDATE in one
+ * namespace, as an operator's admission policy might, and returns once the API server enforces
+ * it (the admission plugin learns of policies through a watch). The returned function removes it.
+ */
+async function freezePodUpdates(ns: string, podName: string): Promise<() => Promise<void>> {
+  const api = '/apis/admissionregistration.k8s.io/v1';
+  await cluster.client.call('POST', `${api}/validatingadmissionpolicies`, {
+    apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingAdmissionPolicy',
+    metadata: { name: `freeze-${ns}` },
+    spec: {
+      failurePolicy: 'Fail',
+      matchConstraints: { resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['UPDATE'], resources: ['pods'] }] },
+      validations: [{ expression: 'false', message: 'pods here are frozen' }],
+    },
+  });
+  await cluster.client.call('POST', `${api}/validatingadmissionpolicybindings`, {
+    apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingAdmissionPolicyBinding',
+    metadata: { name: `freeze-${ns}-binding` },
+    spec: { policyName: `freeze-${ns}`, validationActions: ['Deny'], matchResources: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } } } },
+  });
+  const probe = () => cluster.client.call('PATCH', `/api/v1/namespaces/${ns}/pods/${podName}?dryRun=All`, { metadata: { labels: { probe: 'x' } } }, 'application/merge-patch+json').then(() => true, () => false);
+  await cluster.waitFor(async () => !(await probe()), 30_000, 'the policy to be enforced');
+  return async () => {
+    await cluster.client.call('DELETE', `${api}/validatingadmissionpolicybindings/freeze-${ns}-binding`);
+    await cluster.client.call('DELETE', `${api}/validatingadmissionpolicies/freeze-${ns}`);
+    // Lifted only once the API server has seen it go: the namespace's cleanup patches its pods.
+    await cluster.waitFor(probe, 30_000, 'the policy to be lifted');
+  };
+}
+
+test('an admission policy that denies pod UPDATEs: the dry run is denied, naming the policy and its binding', async (t) => {
+  const ns = await newNamespace(t);
+  const wf = await cluster.createWorkflow(newWorkflow({ namespace: ns, name: 'gone' }));
+  await cluster.createPod(newPod({ namespace: ns, name: 'gone-main', workflow: { name: 'gone', uid: wf.metadata.uid ?? '' } }));
+  await cluster.deleteWorkflow(ns, 'gone');
+  await terminating(ns, 'gone-main');
+  const unfreeze = await freezePodUpdates(ns, 'gone-main');
+  try {
+    const run = await explain(ns, 'gone-main');
+
+    assert.equal(run.code, 1, run.stderr);
+    assert.equal(run.report.ours?.decision.reason, 'owner-gone', 'the decision is the same: only the write would fail');
+    const patch = run.report.ours?.patch;
+    assert.equal(patch?.result, 'denied-by-policy', JSON.stringify(patch));
+    assert.deepEqual({ policy: patch.policy, binding: patch.binding }, { policy: `freeze-${ns}`, binding: `freeze-${ns}-binding` });
+    assert.match(patch.message, /pods here are frozen/);
+  } finally {
+    await unfreeze();
+  }
+});
+
 test('a pod without finalizers is not stuck: exit 0', async (t) => {
   const ns = await newNamespace(t);
   await cluster.createPod(newPod({ namespace: ns, name: 'bare', finalizers: [] }));

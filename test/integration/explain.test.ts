@@ -13,6 +13,7 @@ import { workflowStatus } from '../../src/testbed/argo-status.ts';
 import { ARGO_FINALIZER, NODE_ID_ANNOTATION, newPod, newWorkflow } from '../../src/testbed/fixtures.ts';
 import { runCli, type CliResult } from '../support/cli.ts';
 import { useTestCluster } from '../support/cluster.ts';
+import { denyPodUpdates } from '../support/deny-webhook.ts';
 
 const { cluster, kubeconfigPath, newNamespace } = useTestCluster();
 const KUEUE = 'kueue.x-k8s.io/managed';
@@ -191,6 +192,26 @@ test('an admission policy that denies pod UPDATEs: the dry run is denied, naming
     assert.match(patch.message, /pods here are frozen/);
   } finally {
     await unfreeze();
+  }
+});
+
+test('an admission webhook that denies pod UPDATEs: the dry run is denied, naming the webhook', async (t) => {
+  const ns = await newNamespace(t);
+  const wf = await cluster.createWorkflow(newWorkflow({ namespace: ns, name: 'gone' }));
+  await cluster.createPod(newPod({ namespace: ns, name: 'gone-main', workflow: { name: 'gone', uid: wf.metadata.uid ?? '' } }));
+  await cluster.deleteWorkflow(ns, 'gone');
+  await terminating(ns, 'gone-main');
+  const webhook = await denyPodUpdates(cluster, ns, 'gone-main');
+  try {
+    const run = await explain(ns, 'gone-main');
+
+    assert.equal(run.code, 1, run.stderr);
+    const patch = run.report.ours?.patch;
+    assert.equal(patch?.result, 'denied-by-webhook', JSON.stringify(patch));
+    assert.deepEqual({ webhook: patch.webhook, status: patch.status }, { webhook: webhook.webhook, status: 403 });
+    assert.ok(patch.message.includes(webhook.message), patch.message);
+  } finally {
+    await webhook.remove();
   }
 });
 

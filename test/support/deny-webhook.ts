@@ -1,0 +1,73 @@
+// A validating admission webhook on loopback that denies every request it is sent, registered
+// with the API server for pod UPDATEs in one namespace: the webhook that issue 30's users meet,
+// which blocks every finalizer removal. Its serving certificate is self-signed for 127.0.0.1
+// (openssl) and handed to the API server as the caBundle.
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import type { Cluster } from '../../src/testbed/cluster.ts';
+
+const run = promisify(execFile);
+const API = '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations';
+
+export interface DenyWebhook {
+  /** configuration is the ValidatingWebhookConfiguration's name; webhook the name of its one webhook. */
+  configuration: string;
+  webhook: string;
+  message: string;
+  /** remove deletes the configuration, waits until the API server no longer calls it, and stops the server. */
+  remove(): Promise<void>;
+}
+
+/**
+ * denyPodUpdates serves the webhook and registers it for pod UPDATEs in `ns`; it returns once a
+ * dry-run update of `probePod` is denied, that is, once the API server calls it.
+ */
+export async function denyPodUpdates(cluster: Cluster, ns: string, probePod: string): Promise<DenyWebhook> {
+  const dir = await mkdtemp(join(tmpdir(), 'deny-webhook-'));
+  await run('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1',
+    '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')]);
+  const [key, cert] = await Promise.all([readFile(join(dir, 'key.pem')), readFile(join(dir, 'cert.pem'))]);
+  await rm(dir, { recursive: true, force: true });
+
+  const message = 'pods in this namespace are frozen';
+  const server = createServer({ key, cert }, (req, res) => {
+    let body = '';
+    req.setEncoding('utf8').on('data', (s: string) => (body += s)).on('end', () => {
+      const review = JSON.parse(body) as { request?: { uid?: string } };
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: review.request?.uid, allowed: false, status: { code: 403, message } } }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+
+  const configuration = `deny-${ns}`;
+  const webhook = 'deny-pod-updates.example.com';
+  await cluster.client.call('POST', API, {
+    apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration',
+    metadata: { name: configuration },
+    webhooks: [{
+      name: webhook,
+      clientConfig: { url: `https://127.0.0.1:${port}/validate`, caBundle: cert.toString('base64') },
+      rules: [{ operations: ['UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }],
+      namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } },
+      sideEffects: 'None', admissionReviewVersions: ['v1'], failurePolicy: 'Fail', timeoutSeconds: 5,
+    }],
+  });
+  const probe = () => cluster.client.call('PATCH', `/api/v1/namespaces/${ns}/pods/${probePod}?dryRun=All`, { metadata: { labels: { probe: 'x' } } }, 'application/merge-patch+json').then(() => true, () => false);
+  await cluster.waitFor(async () => !(await probe()), 30_000, 'the webhook to be called');
+  return {
+    configuration, webhook, message,
+    remove: async () => {
+      await cluster.client.call('DELETE', `${API}/${configuration}`);
+      // The namespace's cleanup patches its pods: only once the API server has let go of the webhook.
+      await cluster.waitFor(probe, 30_000, 'the webhook to be dropped');
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

@@ -21,3 +21,12 @@ test('only the newest events are kept', () => {
   assert.equal(kept.at(-1)?.reason, `r${MAX_EVENTS + 4}`);
   assert.equal(kept[0]?.reason, 'r5');
 });
+
+test('events are ordered by time, whatever the precision of their timestamps', () => {
+  const events = podEvents([
+    { reason: 'second', lastTimestamp: '2026-11-26T12:00:01Z' },
+    { reason: 'first', eventTime: '2026-11-26T12:00:00.500000Z' },
+    { reason: 'third', eventTime: '2026-11-26T12:00:01.500000Z' },
+  ]);
+  assert.deepEqual(events.map((e) => e.reason), ['first', 'second', 'third']);
+});

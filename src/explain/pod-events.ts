@@ -21,7 +21,9 @@ export const MAX_EVENTS = 20;
 /** podEvents trims core/v1 Events to PodEvents, oldest first, the newest MAX_EVENTS. */
 export function podEvents(items: readonly unknown[]): PodEvent[] {
   const events = items.filter(isRecord).map(toPodEvent);
-  events.sort((a, b) => (a.lastSeen ?? '').localeCompare(b.lastSeen ?? ''));
+  // By time, not by text: the two APIs' timestamps differ in precision ("…:01Z", "…:01.500000Z").
+  const at = (e: PodEvent): number => (e.lastSeen === null ? 0 : Date.parse(e.lastSeen) || 0);
+  events.sort((a, b) => at(a) - at(b));
   return events.slice(-MAX_EVENTS);
 }
 

@@ -215,6 +215,27 @@ test('an admission webhook that denies pod UPDATEs: the dry run is denied, namin
   }
 });
 
+test('the Events about the pod are listed, whichever API wrote them', async (t) => {
+  const ns = await newNamespace(t);
+  const pod = await cluster.createPod(newPod({ namespace: ns, name: 'noted', finalizers: [] }));
+  const about = { apiVersion: 'v1', kind: 'Pod', namespace: ns, name: 'noted', uid: pod.metadata.uid };
+  await cluster.client.call('POST', `/api/v1/namespaces/${ns}/events`, {
+    metadata: { name: 'noted.core' }, involvedObject: about, type: 'Normal', reason: 'CoreEvent', message: 'written through core/v1',
+    source: { component: 'test' }, count: 2, firstTimestamp: '2026-11-26T12:00:00Z', lastTimestamp: '2026-11-26T12:00:01Z',
+  });
+  await cluster.client.call('POST', `/apis/events.k8s.io/v1/namespaces/${ns}/events`, {
+    metadata: { name: 'noted.events' }, regarding: about, type: 'Warning', reason: 'EventsApiEvent', note: 'written through events.k8s.io/v1',
+    action: 'Test', reportingController: 'example.com/test', reportingInstance: 'test-1', eventTime: '2026-11-26T12:00:02.000000Z',
+  });
+
+  const run = await explain(ns, 'noted');
+
+  assert.deepEqual(run.report.events?.map((e) => [e.reason, e.message, e.count, e.from]), [
+    ['CoreEvent', 'written through core/v1', 2, 'test'],
+    ['EventsApiEvent', 'written through events.k8s.io/v1', 1, 'example.com/test'],
+  ]);
+});
+
 test('a pod without finalizers is not stuck: exit 0', async (t) => {
   const ns = await newNamespace(t);
   await cluster.createPod(newPod({ namespace: ns, name: 'bare', finalizers: [] }));

@@ -5,7 +5,7 @@
 
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
-import { ConfigError, defineControllerOptions, defineExplainOptions, defineSweepOptions, loadSettings } from './config/index.ts';
+import { ConfigError, configPath, defineControllerOptions, defineExplainOptions, defineSweepOptions, loadSettings } from './config/index.ts';
 import type { Command } from './config/index.ts';
 import { EXIT } from './commands/exit-codes.ts';
 import { restartTuned } from './commands/runtime-tuning.ts';
@@ -73,7 +73,7 @@ async function main(argv: string[]): Promise<number> {
   // A long-running process: restart once with glibc and V8 tuned for memory as the image runs them
   // (runtime-tuning.ts). Only once the flags are known good, so a mistake exits at once.
   restartTuned();
-  return (await import('./commands/controller.ts')).runController(settings);
+  return (await import('./commands/controller.ts')).runController(settings, configPath({ argv: flags, env: process.env })?.path ?? null);
 }
 
 /** withSuggestions adds, to yargs' "Unknown argument(s): a, b", the closest flag for each. */

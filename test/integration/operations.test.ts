@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
@@ -160,6 +160,28 @@ test('SIGTERM in the middle of a backlog finishes in-flight work and exits 0 wit
   assert.doesNotMatch(p.stderr(), /shutdown timeout/, 'in-flight work finished before the shutdown timeout had to cancel it');
   assert.ok((await stillHeld(cluster, ns)) > 0, 'it stopped taking new work instead of finishing the backlog');
   assert.match(p.stderr(), /"controller stopped"/);
+});
+
+test('a config file changed in place (a ConfigMap without a hash in its name) stops the controller cleanly, releasing its Lease, so that the container restarts with it', { timeout: 90_000 }, async (t) => {
+  const ns = await newNamespace(t);
+  const config = join(tmpdir(), `finalizer-sweeper-${randomBytes(4).toString('hex')}.yaml`);
+  writeFileSync(config, '{}\n');
+  t.after(() => rmSync(config, { force: true }));
+  const id = `sweeper-${randomBytes(3).toString('hex')}`;
+  const p = controller(ns, ['--config', config, '--leader-election-namespace', ns, '--leader-election-id', id, ...LEASE]);
+  t.after(() => p.child.kill('SIGKILL'));
+  await p.untilStderr((l) => l.includes('"controller starting"'));
+  type Lease = { spec?: { holderIdentity?: string } };
+  const holder = async () => (await cluster.client.call<Lease>('GET', `/apis/coordination.k8s.io/v1/namespaces/${ns}/leases/${id}`).catch((): Lease => ({}))).spec?.holderIdentity ?? '';
+  await cluster.waitFor(async () => (await holder()) !== '', 30_000, 'the Lease to be taken');
+
+  writeFileSync(config, 'dryRun: true\n');
+  const { code } = await p.result;
+
+  assert.equal(code, 0);
+  assert.match(p.stderr(), /"the config file changed: stopping, so that the container restarts with the new settings"/);
+  assert.match(p.stderr(), /"controller stopped"/);
+  assert.equal(await holder(), '', 'the Lease released for the restarted container (or another replica) to take at once');
 });
 
 test('/readyz turns ready after the caches sync, and /metrics shows the documented names moving with the work', { timeout: 60_000 }, async (t) => {

@@ -25,6 +25,8 @@ export interface FaultProxyOptions {
   fault?: (req: IncomingMessage) => Fault | null;
   /** headers rewrites the headers of the server's answers. */
   headers?: (h: IncomingHttpHeaders) => IncomingHttpHeaders;
+  /** before runs, and is awaited, before a request is passed on: another writer slipping in between a client's read and its write. */
+  before?: (req: IncomingMessage) => Promise<void>;
 }
 
 export interface FaultProxy {
@@ -59,7 +61,11 @@ export async function startFaultProxy(o: FaultProxyOptions): Promise<FaultProxy>
 
   const server = createServer((req, res) => {
     if (held !== null) return void held.push(() => pass(req, res));
-    pass(req, res);
+    if (o.before === undefined) return pass(req, res);
+    o.before(req).then(
+      () => pass(req, res),
+      () => res.destroy(),
+    );
   });
   const pass = (req: IncomingMessage, res: ServerResponse) => {
     const fault = o.fault?.(req) ?? null;

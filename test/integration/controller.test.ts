@@ -5,11 +5,14 @@
 // again (resync passes logged after the fact).
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Settings } from '../../src/config/settings.ts';
 import { installCrds, loadWorkflowCrd } from '../../src/testbed/crds.ts';
 import { ARGO_FINALIZER, WORKFLOW_LABEL, newPod, newWorkflow, type PodObject, type PodOptions } from '../../src/testbed/fixtures.ts';
+import { startFaultProxy } from '../../src/testbed/fault-proxy.ts';
 import { ApiError } from '../../src/testbed/http.ts';
 import { runCli } from '../support/cli.ts';
 import { useTestCluster } from '../support/cluster.ts';
@@ -347,8 +350,17 @@ class ConcurrentWriter {
     }
   }
 
-  /** write bumps the label and toggles our finalizer (or, when final, takes it off for good). */
+  /** write bumps the label and toggles our finalizer (or, when final, takes it off for good); one write per pod at a time. */
   async write(name: string, final: boolean): Promise<void> {
+    const previous = this.#busy.get(name) ?? Promise.resolve();
+    const mine = previous.then(() => this.#write(name, final));
+    this.#busy.set(name, mine.catch(() => undefined));
+    return mine;
+  }
+
+  readonly #busy = new Map<string, Promise<void>>();
+
+  async #write(name: string, final: boolean): Promise<void> {
     const expected = this.#expected.get(name) ?? { seq: 0, has: false };
     for (;;) {
       const pod = await cluster.getPod(this.#namespace, name);
@@ -387,9 +399,26 @@ test('other parties\' finalizers survive in their order while a concurrent write
   const writer = new ConcurrentWriter(ns, names(pods));
   const until = { done: false };
   const writers = [0, 1, 2, 3].map((i) => writer.loop(names(pods).filter((_, j) => j % 4 === i), until));
+  // The controller reaches the server through a proxy that, before passing on the controller's
+  // first patch of each pod, has the writer change that pod: at least one conflict per pod, on
+  // top of whatever the writer's own loops cause, so the test never depends on timing for it.
+  const interfered = new Set<string>();
+  const podPath = new RegExp(`^/api/v1/namespaces/${ns}/pods/([^/?]+)`);
+  const proxy = await startFaultProxy({
+    kubeconfigPath,
+    path: join(tmpdir(), `conflicts-${randomBytes(3).toString('hex')}.kubeconfig`),
+    before: async (req) => {
+      const name = req.method === 'PATCH' ? podPath.exec(req.url ?? '')?.[1] : undefined;
+      if (name === undefined || interfered.has(name)) return;
+      interfered.add(name);
+      await writer.write(name, false);
+    },
+  });
+  t.after(() => proxy.close());
   try {
-    // A tight budget holds each patch back while the writer moves the pod on: conflicts are the norm.
-    const c = await run(t, { namespaces: [ns], kubeApiQps: 50, kubeApiBurst: 1 });
+    const c = await startController(proxy.kubeconfigPath, { resyncPeriodMs: 1_000, namespaces: [ns] });
+    t.after(() => c.stop());
+    await cluster.waitFor(async () => c.controller.synced(), LONG, 'the controller caches to sync');
     await waitFreed(ns, names(pods));
     const writesDuringCleanup = writer.writes;
     until.done = true;
@@ -413,7 +442,8 @@ test('other parties\' finalizers survive in their order while a concurrent write
     );
     assert.deepEqual(c.records.filter((r) => r.level === 'error'), []);
     assert.ok(writesDuringCleanup > pods.length, 'the writer should have been busy during the cleanup');
-    assert.ok((conflicts ?? 0) > 0, 'the controller should have met (and resolved) conflicts');
+    assert.equal(interfered.size, pods.length, 'the controller should have patched every pod');
+    assert.ok((conflicts ?? 0) >= pods.length, `the controller should have met (and resolved) a conflict on each pod, met ${conflicts}`);
   } finally {
     until.done = true;
     await Promise.allSettled(writers);

@@ -9,7 +9,7 @@ import { podListSelector, type Settings } from '../config/settings.ts';
 import { silentLogger } from '../log.ts';
 import type { ApiClient } from '../kube/client.ts';
 import type { PodMeta } from '../kube/objects.ts';
-import { ApiError, isForbidden, isResourceNotServed } from '../kube/errors.ts';
+import { isResourceNotServed } from '../kube/errors.ts';
 import type { OwnerState } from '../decide/decide.ts';
 import type { NodeVerdict } from '../argo/node-status.ts';
 import { WorkflowRecords } from '../argo/workflow-records.ts';
@@ -19,6 +19,7 @@ import { removalPatch } from '../work/removal-patch.ts';
 import { patchVerdict, type PatchVerdict } from './patch-verdict.ts';
 import { podEvents, type PodEvent } from './pod-events.ts';
 import type { PodEvidence } from './pod-report.ts';
+import { messageOf, refusal } from './refusal.ts';
 
 /** PodUnreadable: the pod itself could not be read; nothing can be explained. */
 export class PodUnreadable extends Error {
@@ -159,14 +160,4 @@ async function dryRunRemoval(apis: ResourceApis, pod: PodMeta, finalizer: string
   } catch (err) {
     return patchVerdict(err);
   }
-}
-
-/** refusal says why a read failed; a 403 names the verb to grant. */
-function refusal(err: unknown, verb: string): string {
-  if (isForbidden(err)) return `forbidden (403): grant ${verb}`;
-  return err instanceof ApiError ? `HTTP ${err.status}: ${err.message}` : messageOf(err);
-}
-
-function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }

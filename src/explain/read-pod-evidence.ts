@@ -6,20 +6,18 @@
 // `unchecked` and the rest of the report stands.
 
 import { podListSelector, type Settings } from '../config/settings.ts';
-import { silentLogger } from '../log.ts';
 import type { ApiClient } from '../kube/client.ts';
 import type { PodMeta } from '../kube/objects.ts';
-import { isResourceNotServed } from '../kube/errors.ts';
 import type { OwnerState } from '../decide/decide.ts';
 import type { NodeVerdict } from '../argo/node-status.ts';
 import { WorkflowRecords } from '../argo/workflow-records.ts';
-import { Owners } from '../owners/owners.ts';
 import { resourceApis, type ResourceApis } from '../controller/api.ts';
 import { removalPatch } from '../work/removal-patch.ts';
 import { patchVerdict, type PatchVerdict } from './patch-verdict.ts';
 import { podEvents, type PodEvent } from './pod-events.ts';
 import type { PodEvidence } from './pod-report.ts';
 import { messageOf, refusal } from './refusal.ts';
+import { liveOwners, ownerReadNote } from './live-reads.ts';
 
 /** PodUnreadable: the pod itself could not be read; nothing can be explained. */
 export class PodUnreadable extends Error {
@@ -82,28 +80,14 @@ async function readSelection(settings: Settings, client: ApiClient, pod: PodMeta
   }
 }
 
-/**
- * readOwner asks src/owners, with an empty cache, so that the answer is one live read's. Its log
- * lines speak of the controller's retries; the report says the same in its own words instead.
- */
+/** readOwner asks src/owners, with an empty cache, so that the answer is one live read's. */
 async function readOwner(settings: Settings, apis: ResourceApis, pod: PodMeta, unchecked: string[]): Promise<{ owner: OwnerState; note: string | null }> {
-  const owners = new Owners({
-    owner: settings.owner,
-    cache: { get: () => undefined },
-    read: apis.readOwner,
-    metrics: { ownerConfirmation: () => undefined, ownerResourceServed: () => undefined },
-    logger: silentLogger(),
-    outageConsequence: 'explain reports the owner unconfirmed',
-  });
+  const owners = liveOwners(settings, apis.readOwner);
   try {
     // Observed just before the read, so that the read speaks for this pod (owners/resolver.ts).
     return { owner: await owners.confirmedState(pod, owners.now() - 1, 0), note: null };
   } catch (err) {
-    const o = settings.owner;
-    const resource = o.group === '' ? o.resource : `${o.resource}.${o.group}`;
-    const note = isResourceNotServed(err)
-      ? `${resource}/${o.version} is not served (a 404 naming no object): the CRD is missing or that version is not served; no pod is freed on an owner found missing meanwhile`
-      : refusal(err, `get ${resource}`);
+    const note = ownerReadNote(settings, err);
     unchecked.push(`the owner: ${note}`);
     return { owner: { kind: 'unconfirmed' }, note };
   } finally {

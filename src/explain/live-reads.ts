@@ -1,0 +1,35 @@
+// What `explain pod` and `explain namespace` share when they read owners live: src/owners with
+// no cache, so that every answer is a live read's, and the words for an owner read that failed.
+// Each explain has its own report; what an owner read concludes must be the same in both.
+
+import type { Settings } from '../config/settings.ts';
+import { silentLogger } from '../log.ts';
+import { isResourceNotServed } from '../kube/errors.ts';
+import { Owners } from '../owners/owners.ts';
+import type { OwnerReader } from '../owners/resolver.ts';
+import { refusal } from './refusal.ts';
+
+/**
+ * liveOwners is src/owners with an empty cache: what it concludes of an owner comes from a live
+ * read, under the controller's own rules. Its log lines speak of the controller's retries; the
+ * reports say the same in their own words instead, so it logs nothing. stop() it when done.
+ */
+export function liveOwners(settings: Settings, read: OwnerReader): Owners {
+  return new Owners({
+    owner: settings.owner,
+    cache: { get: () => undefined },
+    read,
+    metrics: { ownerConfirmation: () => undefined, ownerResourceServed: () => undefined },
+    logger: silentLogger(),
+    outageConsequence: 'explain reports the owner unconfirmed',
+  });
+}
+
+/** ownerReadNote says why an owner read failed; the owner then stays unconfirmed. */
+export function ownerReadNote(settings: Settings, err: unknown): string {
+  const o = settings.owner;
+  const resource = o.group === '' ? o.resource : `${o.resource}.${o.group}`;
+  return isResourceNotServed(err)
+    ? `${resource}/${o.version} is not served (a 404 naming no object): the CRD is missing or that version is not served; no pod is freed on an owner found missing meanwhile`
+    : refusal(err, `get ${resource}`);
+}

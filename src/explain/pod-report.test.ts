@@ -2,6 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildPodReport, exitCodeOf, type PodEvidence } from './pod-report.ts';
 import type { PodMeta } from '../kube/objects.ts';
+import type { InterceptingWebhook } from './webhook-match.ts';
 
 const OURS = 'workflows.argoproj.io/status';
 const NOW = Date.parse('2026-11-26T12:00:00Z');
@@ -37,6 +38,7 @@ function evidence(over: Partial<PodEvidence> = {}): PodEvidence {
     node: { kind: 'not-fulfilled', nodeId: 'wf-1-123', phase: 'Running', taskResultSynced: null },
     nodeNote: null,
     events: [],
+    admission: { checked: ['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration'], webhooks: [] },
     patch: { result: 'accepted' },
     unchecked: [],
     ...over,
@@ -224,7 +226,7 @@ test('a pod the selector does not select is said to be unseen by the controller,
 
 test("the JSON shape's fields are those docs/explain.md documents: a rename fails here first", () => {
   const r = buildPodReport(evidence());
-  assert.deepEqual(Object.keys(r), ['kind', 'pod', 'stuck', 'summary', 'terminating', 'finalizers', 'ours', 'events', 'unchecked']);
+  assert.deepEqual(Object.keys(r), ['kind', 'pod', 'stuck', 'summary', 'terminating', 'finalizers', 'ours', 'admission', 'events', 'unchecked']);
   assert.deepEqual(Object.keys(r.pod), ['namespace', 'name', 'exists', 'uid', 'resourceVersion']);
   assert.deepEqual(Object.keys(r.finalizers[0] ?? {}), ['finalizer', 'party', 'owner', 'removedBy']);
   assert.ok(r.ours !== null);
@@ -233,4 +235,38 @@ test("the JSON shape's fields are those docs/explain.md documents: a rename fail
   assert.deepEqual(Object.keys(r.ours.signals), ['podLabel', 'workflowLabel', 'node']);
   assert.deepEqual(Object.keys(r.ours.signals.node), ['id', 'state', 'phase', 'taskResultSynced', 'readByController', 'note']);
   assert.deepEqual(Object.keys(r.ours.decision), ['action', 'reason', 'priority', 'evidence', 'why', 'says']);
+  const withWebhook = buildPodReport(evidence({ admission: { checked: ['ValidatingWebhookConfiguration'], webhooks: [webhook()] } })).admission;
+  assert.deepEqual(Object.keys(withWebhook ?? {}), ['checked', 'webhooks']);
+  assert.deepEqual(Object.keys(withWebhook?.webhooks[0] ?? {}), ['kind', 'configuration', 'webhook', 'failurePolicy', 'service', 'url', 'namespaceSelector', 'matchConditions', 'blocks']);
+  assert.deepEqual(Object.keys(withWebhook?.webhooks[0]?.service ?? {}), ['namespace', 'name', 'readyEndpoints']);
+});
+
+function webhook(over: Partial<InterceptingWebhook> = {}): InterceptingWebhook {
+  return {
+    kind: 'ValidatingWebhookConfiguration', configuration: 'policy', webhook: 'check.example.com', failurePolicy: 'Fail',
+    service: { namespace: 'hooks', name: 'svc', readyEndpoints: true }, url: false, namespaceSelector: 'matches', matchConditions: [],
+    ...over,
+  };
+}
+
+test('admission: a webhook blocks when it fails closed and its Service has no ready endpoint, and only then', () => {
+  const cases: Array<{ name: string; w: Partial<InterceptingWebhook>; blocks: boolean }> = [
+    { name: 'Fail, no ready endpoint', w: { service: { namespace: 'hooks', name: 'svc', readyEndpoints: false } }, blocks: true },
+    { name: 'Fail, ready', w: {}, blocks: false },
+    { name: 'Ignore, no ready endpoint: the API server lets the request through', w: { failurePolicy: 'Ignore', service: { namespace: 'hooks', name: 'svc', readyEndpoints: false } }, blocks: false },
+    { name: 'Fail, endpoints not checked: not said to block', w: { service: { namespace: 'hooks', name: 'svc', readyEndpoints: null } }, blocks: false },
+    { name: 'Fail, called at a URL (not checked)', w: { service: null, url: true }, blocks: false },
+  ];
+  for (const c of cases) {
+    const a = buildPodReport(evidence({ admission: { checked: ['ValidatingWebhookConfiguration'], webhooks: [webhook(c.w)] } })).admission;
+    assert.equal(a?.webhooks[0]?.blocks, c.blocks, c.name);
+  }
+});
+
+test('admission: listed whether or not our finalizer is on the pod (any removal is an UPDATE); null when not read', () => {
+  const notOurs = buildPodReport(evidence({ pod: pod({ finalizers: ['kueue.x-k8s.io/managed'] }), admission: { checked: ['ValidatingWebhookConfiguration'], webhooks: [webhook()] } }));
+  assert.equal(notOurs.ours, null);
+  assert.deepEqual(notOurs.admission?.webhooks.map((w) => w.webhook), ['check.example.com']);
+  assert.equal(buildPodReport(evidence({ admission: null })).admission, null);
+  assert.equal(buildPodReport(evidence({ pod: null })).admission, null);
 });

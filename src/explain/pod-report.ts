@@ -2,7 +2,7 @@
 // read. It decides nothing of its own: who holds the pod comes from finalizer-parties.ts, and
 // whether our finalizer may go from decide() itself, fed the owner state as src/owners confirms
 // it and the node verdict as src/argo reads it, so that the report cannot disagree with the
-// controller. This file is pure; reading the evidence is explain-pod.ts's job.
+// controller. This file is pure; reading the evidence is read-pod-evidence.ts's job.
 
 import { decide, readsNode, staleInMs, type Decision, type Evidence, type GoneBecause, type OwnerState, type Policy, type WaitReason } from '../decide/decide.ts';
 import type { NodeVerdict } from '../argo/node-status.ts';
@@ -10,8 +10,10 @@ import type { Reason } from '../config/settings.ts';
 import { formatDuration } from '../config/duration.ts';
 import type { PodMeta } from '../kube/objects.ts';
 import { finalizerParty, type FinalizerParty } from './finalizer-parties.ts';
+import type { AdmissionEvidence } from './admission-webhooks.ts';
 import type { PatchVerdict } from './patch-verdict.ts';
 import type { PodEvent } from './pod-events.ts';
+import type { InterceptingWebhook } from './webhook-match.ts';
 
 /** PodEvidence is everything read about the pod, for buildPodReport. */
 export interface PodEvidence {
@@ -34,6 +36,8 @@ export interface PodEvidence {
   nodeNote: string | null;
   /** The pod's Events, oldest first; null when they could not be listed. */
   events: PodEvent[] | null;
+  /** The admission webhooks a pod UPDATE reaches here; null when not read (no pod) or none could be listed. */
+  admission: AdmissionEvidence | null;
   /** The dry run of our removal patch; null when not sent. */
   patch: PatchVerdict | null;
   /** What could not be checked, one line each. */
@@ -52,8 +56,18 @@ export interface PodReport {
   finalizers: FinalizerParty[];
   /** The part about our finalizer; null when the pod does not carry it. */
   ours: OursReport | null;
+  admission: AdmissionReport | null;
   events: PodEvent[] | null;
   unchecked: string[];
+}
+
+/** AdmissionReport: the webhooks that every finalizer removal on the pod (a pod UPDATE) goes through. */
+export interface AdmissionReport {
+  checked: AdmissionEvidence['checked'];
+  webhooks: Array<InterceptingWebhook & {
+    /** Fails closed (failurePolicy Fail) with no ready endpoint: the API server rejects every pod UPDATE it takes. */
+    blocks: boolean;
+  }>;
 }
 
 export interface OursReport {
@@ -106,6 +120,7 @@ export function buildPodReport(e: PodEvidence): PodReport {
       terminating: null,
       finalizers: [],
       ours: null,
+      admission: null,
       events: e.events,
       unchecked: e.unchecked,
     };
@@ -122,6 +137,7 @@ export function buildPodReport(e: PodEvidence): PodReport {
     terminating,
     finalizers,
     ours,
+    admission: admissionReport(e.admission),
     events: e.events,
     unchecked: e.unchecked,
   };
@@ -130,6 +146,16 @@ export function buildPodReport(e: PodEvidence): PodReport {
 /** exitCodeOf: 1 when the pod is stuck (the report names what holds it), else 0. */
 export function exitCodeOf(r: PodReport): 0 | 1 {
   return r.stuck ? 1 : 0;
+}
+
+/**
+ * admissionReport marks the webhooks that block: the API server cannot call one with no ready
+ * endpoint, and under failurePolicy Fail it then rejects the request, so no finalizer, ours or
+ * another party's, comes off the pods it takes.
+ */
+function admissionReport(a: AdmissionEvidence | null): AdmissionReport | null {
+  if (a === null) return null;
+  return { checked: a.checked, webhooks: a.webhooks.map((w) => ({ ...w, blocks: w.failurePolicy === 'Fail' && w.service?.readyEndpoints === false })) };
 }
 
 function summaryOf(finalizers: FinalizerParty[], terminating: PodReport['terminating'], ours: OursReport | null): string {

@@ -45,8 +45,12 @@ function scripted(routes: Record<string, Route>): { client: ApiClient; requests:
 
 const forbidden = (verb: string, resource: string) => ApiError.fromStatus({ code: 403, reason: 'Forbidden', message: `User "jane" cannot ${verb} resource "${resource}"` }, 403);
 
+const ADMISSION = '/apis/admissionregistration.k8s.io/v1';
+
 const ALL_GOOD: Record<string, Route> = {
   [`GET ${POD_PATH}`]: () => podObject(),
+  [`GET ${ADMISSION}/mutatingwebhookconfigurations`]: () => ({ items: [] }),
+  [`GET ${ADMISSION}/validatingwebhookconfigurations`]: () => ({ items: [] }),
   'GET /api/v1/namespaces/ns/pods': () => ({ items: [podObject()] }),
   [`GET ${WF_PATH}`]: () => WORKFLOW,
   'GET /api/v1/namespaces/ns/events': () => ({ items: [] }),
@@ -69,11 +73,35 @@ test('the only write-shaped request is the removal patch, sent as dryRun=All wit
   assert.deepEqual(events?.query, { fieldSelector: 'involvedObject.uid=pod-uid' });
 });
 
-test('without our finalizer nothing is patched, not even as a dry run, and the owner is not read', async () => {
+test('without our finalizer nothing is patched, not even as a dry run, and the owner is not read; the webhooks are, for any removal', async () => {
   const { client, requests } = scripted({ ...ALL_GOOD, [`GET ${POD_PATH}`]: () => podObject(['example.com/keep']) });
   const e = await readPodEvidence(DEFAULTS, client, 'ns', 'p');
-  assert.deepEqual(requests.map((r) => `${r.method} ${r.path}`), [`GET ${POD_PATH}`, 'GET /api/v1/namespaces/ns/events']);
+  assert.deepEqual(requests.map((r) => `${r.method} ${r.path}`), [
+    `GET ${POD_PATH}`, 'GET /api/v1/namespaces/ns/events', `GET ${ADMISSION}/mutatingwebhookconfigurations`, `GET ${ADMISSION}/validatingwebhookconfigurations`,
+  ]);
   assert.equal(e.patch, null);
+  assert.deepEqual(e.admission, { checked: ['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration'], webhooks: [] });
+});
+
+test("the webhooks are matched against the pod's own labels", async () => {
+  const webhook = { name: 'w.example.com', clientConfig: { url: 'https://hooks.example.com/' }, rules: [{ operations: ['UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }] };
+  const { client } = scripted({
+    ...ALL_GOOD,
+    [`GET ${ADMISSION}/validatingwebhookconfigurations`]: () => ({ items: [{ metadata: { name: 'c' }, webhooks: [
+      { ...webhook, name: 'argo-pods.example.com', objectSelector: { matchExpressions: [{ key: 'workflows.argoproj.io/workflow', operator: 'Exists' }] } },
+      { ...webhook, name: 'other-pods.example.com', objectSelector: { matchExpressions: [{ key: 'workflows.argoproj.io/workflow', operator: 'DoesNotExist' }] } },
+    ] }] }),
+  });
+  const e = await readPodEvidence(DEFAULTS, client, 'ns', 'p');
+  assert.deepEqual(e.admission?.webhooks.map((w) => w.webhook), ['argo-pods.example.com']);
+});
+
+test('a pod that does not exist: no webhooks to match (no labels), nothing read for them', async () => {
+  const { client, requests } = scripted({ ...ALL_GOOD, [`GET ${POD_PATH}`]: () => ApiError.fromStatus({ code: 404, reason: 'NotFound', message: 'pods "p" not found', details: { name: 'p', kind: 'pods' } }, 404, null, { group: '', resource: 'pods', name: 'p' }) });
+  const e = await readPodEvidence(DEFAULTS, client, 'ns', 'p');
+  assert.equal(e.pod, null);
+  assert.equal(e.admission, null);
+  assert.ok(!requests.some((r) => r.path.startsWith(ADMISSION)));
 });
 
 test('refused reads degrade the report, each with a line saying what could not be checked', async () => {
@@ -82,15 +110,20 @@ test('refused reads degrade the report, each with a line saying what could not b
     'GET /api/v1/namespaces/ns/pods': () => forbidden('list', 'pods'),
     [`GET ${WF_PATH}`]: () => forbidden('get', 'workflows'),
     'GET /api/v1/namespaces/ns/events': () => forbidden('list', 'events'),
+    [`GET ${ADMISSION}/mutatingwebhookconfigurations`]: () => forbidden('list', 'mutatingwebhookconfigurations'),
+    [`GET ${ADMISSION}/validatingwebhookconfigurations`]: () => forbidden('list', 'validatingwebhookconfigurations'),
     [`PATCH ${POD_PATH}`]: () => forbidden('patch', 'pods'),
   });
   const e = await readPodEvidence(DEFAULTS, client, 'ns', 'p');
   assert.deepEqual(e.unchecked, [
     "the pod's Events: forbidden (403): grant list events",
+    'the admission webhooks of the MutatingWebhookConfigurations: forbidden (403): grant list mutatingwebhookconfigurations.admissionregistration.k8s.io',
+    'the admission webhooks of the ValidatingWebhookConfigurations: forbidden (403): grant list validatingwebhookconfigurations.admissionregistration.k8s.io',
     'whether the controller\'s selector "workflows.argoproj.io/workflow,!workflows.argoproj.io/controller-instanceid" selects the pod: forbidden (403): grant list pods',
     'the owner: forbidden (403): grant get workflows.argoproj.io',
   ]);
   assert.equal(e.events, null);
+  assert.equal(e.admission, null);
   assert.deepEqual(e.owner, { kind: 'unconfirmed' });
   assert.equal(e.patch?.result, 'forbidden');
   const report = buildPodReport(e);

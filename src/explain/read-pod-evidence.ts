@@ -1,7 +1,8 @@
 // readPodEvidence reads what `explain pod` reports, with a handful of requests and nothing
 // written: the pod (metadata only), whether the controller's selector selects it, its owner as
 // src/owners confirms it (one live read), its node in the owner as stored (one GET, through
-// src/argo), its Events, and our removal patch as a server-side dry run. Only a failure to read
+// src/argo), its Events, the admission webhooks its UPDATE reaches (admission-webhooks.ts), and
+// our removal patch as a server-side dry run. Only a failure to read
 // the pod itself is fatal (PodUnreadable); any other read that fails leaves a line in
 // `unchecked` and the rest of the report stands.
 
@@ -13,6 +14,7 @@ import type { NodeVerdict } from '../argo/node-status.ts';
 import { WorkflowRecords } from '../argo/workflow-records.ts';
 import { resourceApis, type ResourceApis } from '../controller/api.ts';
 import { removalPatch } from '../work/removal-patch.ts';
+import { readAdmissionWebhooks } from './admission-webhooks.ts';
 import { patchVerdict, type PatchVerdict } from './patch-verdict.ts';
 import { podEvents, type PodEvent } from './pod-events.ts';
 import type { PodEvidence } from './pod-report.ts';
@@ -34,9 +36,11 @@ export async function readPodEvidence(settings: Settings, client: ApiClient, nam
   const apis = resourceApis(settings, client);
   const unchecked: string[] = [];
   let pod: PodMeta | null;
+  let labels: Record<string, string> = {};
   try {
     const obj = await apis.pods.get(namespace, name);
     pod = obj === null ? null : apis.trimPod(obj);
+    labels = obj?.metadata.labels ?? {};
   } catch (err) {
     throw new PodUnreadable(err);
   }
@@ -48,14 +52,16 @@ export async function readPodEvidence(settings: Settings, client: ApiClient, nam
     pod,
   };
   const events = await readEvents(client, namespace, name, pod, unchecked);
+  // Whoever's finalizer holds the pod, its removal is a pod UPDATE; a pod that does not exist has no labels to match.
+  const admission = pod === null ? null : await readAdmissionWebhooks(client, namespace, labels, unchecked);
   if (pod === null || !pod.finalizers.includes(settings.finalizer)) {
-    return { ...base, now: Date.now(), selection: { selector: podListSelector(settings), matches: null }, owner: { kind: 'unattributable' }, ownerNote: null, node: null, nodeNote: null, events, patch: null, unchecked };
+    return { ...base, now: Date.now(), selection: { selector: podListSelector(settings), matches: null }, owner: { kind: 'unattributable' }, ownerNote: null, node: null, nodeNote: null, events, admission, patch: null, unchecked };
   }
   const selection = await readSelection(settings, client, pod, unchecked);
   const { owner, note: ownerNote } = await readOwner(settings, apis, pod, unchecked);
   const { node, note: nodeNote } = await readNode(apis, pod, owner, unchecked);
   const patch = await dryRunRemoval(apis, pod, settings.finalizer);
-  return { ...base, now: Date.now(), selection, owner, ownerNote, node, nodeNote, events, patch, unchecked };
+  return { ...base, now: Date.now(), selection, owner, ownerNote, node, nodeNote, events, admission, patch, unchecked };
 }
 
 /**

@@ -1,12 +1,13 @@
 // renderPodReport is `explain pod`'s text output: the verdict first, then who holds the pod, our
-// finalizer's decision and what would change it, the dry run, the Events, and what could not be
-// checked. Colour only when asked (stdout is a terminal).
+// finalizer's decision and what would change it, the dry run, the admission webhooks a pod UPDATE
+// reaches, the Events, and what could not be checked. Colour only when asked (stdout is a terminal).
 
 import { styleText } from 'node:util';
 import Table from 'cli-table3';
 import { formatDuration } from '../config/duration.ts';
 import { describePatchVerdict } from './patch-verdict.ts';
-import type { NodeSignal, OursReport, PodReport } from './pod-report.ts';
+import type { AdmissionReport, NodeSignal, OursReport, PodReport } from './pod-report.ts';
+import type { InterceptingWebhook } from './webhook-match.ts';
 
 type Paint = (format: Parameters<typeof styleText>[0], text: string) => string;
 
@@ -24,6 +25,7 @@ export function renderPodReport(r: PodReport, color: boolean): string {
     lines.push('', table.toString());
   }
   if (r.ours !== null) lines.push('', ...ours(r.ours, paint));
+  if (r.admission !== null) lines.push('', ...admission(r.pod.namespace, r.admission, paint, color));
 
   if (r.events !== null) {
     lines.push('', r.events.length === 0 ? 'Events: none' : 'Events (oldest first):');
@@ -52,6 +54,37 @@ function ours(o: OursReport, paint: Paint): string[] {
   if (o.changesWhen.length > 0) lines.push('  changes when:', ...o.changesWhen.map((c) => `    - ${c}`));
   if (o.patch !== null) lines.push(`  patch dry run: ${paint(o.patch.result === 'accepted' ? 'green' : 'red', describePatchVerdict(o.patch))}`);
   return lines;
+}
+
+function admission(namespace: string, a: AdmissionReport, paint: Paint, color: boolean): string[] {
+  const missing = (['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration'] as const).filter((k) => !a.checked.includes(k));
+  const partly = missing.length === 0 ? '' : ` (${missing.map((k) => `${k}s`).join(', ')} could not be listed)`;
+  if (a.webhooks.length === 0) return [`Admission webhooks on pod UPDATE in ${namespace}: none${partly}`];
+  const lines = [paint('bold', `Admission webhooks on pod UPDATE in ${namespace}, which every finalizer removal goes through${partly}:`)];
+  const table = new Table({ head: ['configuration', 'webhook', 'on failure', 'called at'], wordWrap: true, colWidths: [30, 40, 12, 44], style: style(color) });
+  for (const w of a.webhooks) {
+    const notes = [
+      ...(w.matchConditions.length > 0 ? [`called only if its matchConditions hold, not evaluated here: ${w.matchConditions.join(', ')}`] : []),
+      ...(w.namespaceSelector === 'not-checked' ? ['its namespaceSelector not checked'] : []),
+    ];
+    table.push([`${kindWord(w)} ${w.configuration}`, [w.webhook, ...notes.map((n) => `(${n})`)].join('\n'), w.failurePolicy, calledAt(w, paint)]);
+  }
+  lines.push(table.toString());
+  for (const w of a.webhooks.filter((x) => x.blocks)) {
+    lines.push(paint('red', `blocks: the webhook ${w.webhook} (${kindWord(w)} ${w.configuration}) fails closed (failurePolicy Fail) and its Service ${w.service?.namespace}/${w.service?.name} has no ready endpoint: the API server rejects every pod UPDATE it takes, so no finalizer comes off this pod, ours or any other, until the Service has a ready endpoint or the webhook is removed, set to failurePolicy Ignore, or kept off this namespace.`));
+  }
+  return lines;
+}
+
+function kindWord(w: InterceptingWebhook): string {
+  return w.kind === 'MutatingWebhookConfiguration' ? 'mutating' : 'validating';
+}
+
+function calledAt(w: InterceptingWebhook, paint: Paint): string {
+  if (w.service === null) return 'url, not checked';
+  const at = `service ${w.service.namespace}/${w.service.name}`;
+  if (w.service.readyEndpoints === null) return `${at}: endpoints not checked`;
+  return w.service.readyEndpoints ? `${at}: ready` : paint('red', `${at}: no ready endpoint`);
 }
 
 function node(n: NodeSignal): string {

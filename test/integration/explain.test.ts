@@ -210,8 +210,65 @@ test('an admission webhook that denies pod UPDATEs: the dry run is denied, namin
     assert.equal(patch?.result, 'denied-by-webhook', JSON.stringify(patch));
     assert.deepEqual({ webhook: patch.webhook, status: patch.status }, { webhook: webhook.webhook, status: 403 });
     assert.ok(patch.message.includes(webhook.message), patch.message);
+    assert.deepEqual(run.report.admission?.webhooks.filter((w) => w.configuration === webhook.configuration), [{
+      kind: 'ValidatingWebhookConfiguration', configuration: webhook.configuration, webhook: webhook.webhook, failurePolicy: 'Fail',
+      service: null, url: true, namespaceSelector: 'matches', matchConditions: [], blocks: false,
+    }], 'the webhook that denies is also among those listed');
   } finally {
     await webhook.remove();
+  }
+});
+
+test('the admission webhooks a pod UPDATE reaches are listed, with their failurePolicy and whether their Service has a ready endpoint', async (t) => {
+  const ns = await newNamespace(t);
+  const labels = { 'explain-test': 'webhooks' };
+  await cluster.createPod(newPod({ namespace: ns, name: 'held', finalizers: [KUEUE], labels }));
+  const service = (name: string) => cluster.client.call('POST', `/api/v1/namespaces/${ns}/services`, {
+    apiVersion: 'v1', kind: 'Service', metadata: { name }, spec: { ports: [{ port: 443 }], selector: { app: name } },
+  });
+  await service('idle');
+  await service('served');
+  // No kube-controller-manager here makes EndpointSlices from pods: this one stands for a ready webhook pod.
+  await cluster.client.call('POST', `/apis/discovery.k8s.io/v1/namespaces/${ns}/endpointslices`, {
+    apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice',
+    metadata: { name: 'served-1', labels: { 'kubernetes.io/service-name': 'served', 'endpointslice.kubernetes.io/managed-by': 'explain-test' } },
+    addressType: 'IPv4', ports: [{ port: 443 }], endpoints: [{ addresses: ['10.0.0.200'], conditions: { ready: true } }],
+  });
+  // Ignore, a short timeout, and selectors that take only this test's pod: the API server may call them, and nothing else must suffer for it.
+  const hook = (name: string, svc: string, namespace: string, over: Record<string, unknown> = {}) => ({
+    name, clientConfig: { service: { namespace: ns, name: svc } },
+    rules: [{ operations: ['UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }],
+    namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': namespace } }, objectSelector: { matchLabels: labels },
+    sideEffects: 'None', admissionReviewVersions: ['v1'], failurePolicy: 'Ignore', timeoutSeconds: 1, ...over,
+  });
+  const configuration = `explain-${ns.slice(-6)}`;
+  const api = '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations';
+  await cluster.client.call('POST', api, {
+    apiVersion: 'admissionregistration.k8s.io/v1', kind: 'MutatingWebhookConfiguration', metadata: { name: configuration },
+    webhooks: [
+      hook('idle.example.com', 'idle', ns),
+      hook('served.example.com', 'served', ns, { matchConditions: [{ name: 'always', expression: 'true' }] }),
+      hook('elsewhere.example.com', 'served', `${ns}-elsewhere`),
+    ],
+  });
+  try {
+    const run = await explain(ns, 'held');
+
+    assert.equal(run.code, 0, run.stderr);
+    assert.deepEqual(run.report.unchecked, []);
+    assert.deepEqual(run.report.admission?.checked, ['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration']);
+    assert.deepEqual(run.report.admission.webhooks.filter((w) => w.configuration === configuration), [
+      { kind: 'MutatingWebhookConfiguration', configuration, webhook: 'idle.example.com', failurePolicy: 'Ignore', service: { namespace: ns, name: 'idle', readyEndpoints: false }, url: false, namespaceSelector: 'matches', matchConditions: [], blocks: false },
+      { kind: 'MutatingWebhookConfiguration', configuration, webhook: 'served.example.com', failurePolicy: 'Ignore', service: { namespace: ns, name: 'served', readyEndpoints: true }, url: false, namespaceSelector: 'matches', matchConditions: ['always'], blocks: false },
+    ], 'elsewhere.example.com selects another namespace: not listed');
+
+    const text = await runCli(['explain', 'pod', `${ns}/held`, '--kubeconfig', kubeconfigPath]);
+    assert.match(text.stdout, new RegExp(`│ mutating ${configuration} +│ idle.example.com +│ Ignore +│ service `));
+    assert.match(text.stdout, /no ready endpoint/);
+    assert.ok(!text.stdout.includes('elsewhere.example.com'));
+    assert.ok(!text.stdout.includes('blocks:'), 'Ignore lets the UPDATE through: nothing blocks');
+  } finally {
+    await cluster.client.call('DELETE', `${api}/${configuration}`);
   }
 });
 

@@ -2,20 +2,22 @@
 // are listed first, then pods page by page into the queue; owners the cache cannot vouch for are
 // confirmed (one read each), then the workers drain the queue, most urgent first, and the command
 // exits once every queued pod is done. It takes no lease: every write carries its
-// resourceVersion, so it is safe beside a running controller.
+// resourceVersion, so it is safe beside a running controller. With --owner-crd-deleted it runs
+// the mode for an uninstalled owner resource instead (sweep-uninstalled.ts).
 
 import { podListSelector, type Settings } from '../config/settings.ts';
 import { createLogger, type Logger } from '../log.ts';
 import { Metrics } from '../metrics/metrics.ts';
 import { Store } from '../cache/store.ts';
 import type { MetaObject, PodMeta, WorkflowMeta } from '../kube/objects.ts';
-import { ApiError, isForbidden, isNetworkError, isNotFound, isUnauthorized } from '../kube/errors.ts';
 import { startEvents } from '../events/start.ts';
 import { Cleanup } from '../controller/cleanup.ts';
 import { Owners } from '../owners/owners.ts';
 import { resourceApis } from '../controller/api.ts';
 import { connect } from './connect.ts';
 import { listAll } from './sweep-list.ts';
+import { listFailure } from './sweep-failure.ts';
+import { runSweepUninstalled } from './sweep-uninstalled.ts';
 import { EXIT } from './exit-codes.ts';
 import { Shutdown } from './shutdown.ts';
 import { SweepTally, renderSummary } from './sweep-tally.ts';
@@ -34,6 +36,7 @@ export async function runSweep(settings: Settings): Promise<number> {
   const logger = createLogger(settings, display.log ?? undefined);
   const shutdown = new Shutdown({ timeoutMs: settings.shutdownTimeoutMs, logger });
   try {
+    if (settings.ownerCrdDeleted) return await runSweepUninstalled(settings, logger, shutdown);
     return await sweep(settings, logger, shutdown, display, started);
   } finally {
     display.stop();
@@ -148,24 +151,4 @@ function trimmed<T>(obj: MetaObject, trim: (obj: MetaObject) => T, logger: Logge
 /** untilIdle resolves once every queued pod is done (retries included), or on stop. */
 async function untilIdle(cleanup: Cleanup, stop: AbortSignal): Promise<void> {
   while (cleanup.queue.size() > 0 && !stop.aborted) await new Promise((r) => setTimeout(r, IDLE_POLL_MS));
-}
-
-/** listFailure maps a failed list to the exit code, with a message an operator can act on. */
-function listFailure(err: unknown, settings: Settings, logger: Logger): number {
-  const message = err instanceof Error ? err.message : String(err);
-  if (isUnauthorized(err) || isForbidden(err)) {
-    logger.error({ err: message }, 'the API server refused the list: check the credentials and RBAC (list pods and owners)');
-    return EXIT.unreachable;
-  }
-  if (isNotFound(err)) {
-    const o = settings.owner;
-    logger.error({ err: message }, `resource not found: is ${o.resource}.${o.group}/${o.version} installed (see --owner-group/--owner-version/--owner-resource)?`);
-    return EXIT.badConfig;
-  }
-  if (isNetworkError(err) || (err instanceof ApiError && err.status >= 500)) {
-    logger.error({ err: message }, 'cannot reach the API server');
-    return EXIT.unreachable;
-  }
-  logger.error({ err: message }, 'listing failed');
-  return EXIT.unreachable;
 }

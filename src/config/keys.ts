@@ -290,6 +290,17 @@ export const KEYS: readonly SettingSpec[] = [
     parse: nullable(integer(1)), get: (s) => s.maxRemovals, set: (s, v) => { s.maxRemovals = v; },
   }),
   define({
+    key: 'ownerCrdDeleted', commands: SWEEP, group: 'Sweep:',
+    describe: 'The owner\'s CRD was deleted (Argo uninstalled), and every owner with it: once that is confirmed against the API server, list the pods whose ownerReferences name --owner-kind in --owner-group and that hold our finalizer, with a digest; nothing is written without --confirm.',
+    parse: boolean, get: (s) => s.ownerCrdDeleted, set: (s, v) => { s.ownerCrdDeleted = v; },
+  }),
+  define({
+    key: 'confirm', commands: SWEEP, group: 'Sweep:', unset: 'none: a dry run',
+    describe: 'With --owner-crd-deleted: the digest its dry run printed; the finalizer is removed only if the same pods, at the same resourceVersions, are listed again.',
+    parse: nullable(checked('the 16 hexadecimal digits the dry run of --owner-crd-deleted printed', (s) => (/^[0-9a-f]{16}$/.test(s) ? null : 'not a digest'))),
+    get: (s) => s.confirm, set: (s, v) => { s.confirm = v; },
+  }),
+  define({
     key: 'output', commands: REPORTS, group: 'Output:',
     describe: 'Format of the report on stdout: text (for people) or json (one object).',
     parse: oneOf(['text', 'json'] as const), get: (s) => s.output, set: (s, v) => { s.output = v; },

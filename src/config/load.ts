@@ -125,6 +125,16 @@ function checkCombinations(s: Settings, origins: Map<string, Origin>, command: C
   if (command === 'sweep') {
     pairs.push(['reason', 'forceAfter', !s.reasons.includes('stale') || s.forceAfterMs !== null,
       'reason "stale" needs forceAfter (--force-after) to be set']);
+    // --owner-crd-deleted frees exactly the pods its dry run listed: nothing may narrow or widen
+    // that set but the selection the digest covers, and a write needs the digest.
+    const uninstalled = s.ownerCrdDeleted;
+    pairs.push(
+      ['confirm', 'ownerCrdDeleted', s.confirm === null || uninstalled, '--confirm confirms a dry run of --owner-crd-deleted, which is not set'],
+      ['confirm', 'dryRun', s.confirm === null || !s.dryRun, '--confirm removes finalizers and --dry-run removes none: drop one (--owner-crd-deleted without --confirm is a dry run)'],
+      ['ownerCrdDeleted', 'ownerGroup', !uninstalled || s.owner.group !== '', 'the core API group has no CRD'],
+      ['ownerCrdDeleted', 'reason', !uninstalled || s.reasons.length === 0, '--owner-crd-deleted frees every pod its dry run listed, for one reason (owner-gone): drop --reason'],
+      ['ownerCrdDeleted', 'maxRemovals', !uninstalled || s.maxRemovals === null, '--owner-crd-deleted frees every pod its dry run listed: narrow with --namespace instead of --max-removals'],
+    );
   }
   for (const [a, b, ok, problem] of pairs) {
     if (ok) continue;

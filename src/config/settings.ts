@@ -97,6 +97,10 @@ export interface Settings {
   reasons: Reason[]; // empty: every reason
   maxRemovals: number | null;
   output: 'text' | 'json';
+  /** The owner's CRD is deleted (Argo uninstalled): free the pods it owned, after a dry run (commands/sweep-uninstalled.ts). */
+  ownerCrdDeleted: boolean;
+  /** The digest of the dry run of --owner-crd-deleted that this run carries out; null: a dry run. */
+  confirm: string | null;
 }
 
 export const ARGO_CONVENTIONS: Conventions = {
@@ -139,6 +143,8 @@ export const DEFAULTS: Settings = {
   reasons: [],
   maxRemovals: null,
   output: 'text',
+  ownerCrdDeleted: false,
+  confirm: null,
 };
 
 /**

@@ -208,7 +208,7 @@ test('what would change a wait names the node and its phase, and the clock when 
 });
 
 test('the owner is named as the pod names it: by ownerReference, else by label', () => {
-  assert.deepEqual(buildPodReport(evidence()).ours?.owner, { kind: 'Workflow', name: 'wf-1', uid: 'wf-uid', attributedBy: 'ownerReference', state: 'alive', because: null, note: null });
+  assert.deepEqual(buildPodReport(evidence()).ours?.owner, { kind: 'Workflow', name: 'wf-1', uid: 'wf-uid', attributedBy: 'ownerReference', state: 'alive', because: null, note: null, uninstalled: null });
   const byLabel = buildPodReport(evidence({ pod: pod({ owner: null, nodeId: null }), node: null })).ours?.owner;
   assert.equal(byLabel?.attributedBy, 'label');
   assert.equal(byLabel?.uid, null);
@@ -231,7 +231,7 @@ test("the JSON shape's fields are those docs/explain.md documents: a rename fail
   assert.deepEqual(Object.keys(r.finalizers[0] ?? {}), ['finalizer', 'party', 'owner', 'removedBy']);
   assert.ok(r.ours !== null);
   assert.deepEqual(Object.keys(r.ours), ['finalizer', 'watched', 'owner', 'signals', 'decision', 'changesWhen', 'patch']);
-  assert.deepEqual(Object.keys(r.ours.owner), ['kind', 'name', 'uid', 'attributedBy', 'state', 'because', 'note']);
+  assert.deepEqual(Object.keys(r.ours.owner), ['kind', 'name', 'uid', 'attributedBy', 'state', 'because', 'note', 'uninstalled']);
   assert.deepEqual(Object.keys(r.ours.signals), ['podLabel', 'workflowLabel', 'node']);
   assert.deepEqual(Object.keys(r.ours.signals.node), ['id', 'state', 'phase', 'taskResultSynced', 'readByController', 'note']);
   assert.deepEqual(Object.keys(r.ours.decision), ['action', 'reason', 'priority', 'evidence', 'why', 'says']);
@@ -269,4 +269,12 @@ test('admission: listed whether or not our finalizer is on the pod (any removal 
   assert.deepEqual(notOurs.admission?.webhooks.map((w) => w.webhook), ['check.example.com']);
   assert.equal(buildPodReport(evidence({ admission: null })).admission, null);
   assert.equal(buildPodReport(evidence({ pod: null })).admission, null);
+});
+
+test('an uninstalled owner resource: the owner stays unconfirmed, the note names the deleted CRD, and the way out is the dry run of sweep --owner-crd-deleted', () => {
+  const uninstalled = { crd: 'workflows.argoproj.io', command: 'finalizer-sweeper sweep --owner-crd-deleted' };
+  const ours = buildPodReport(evidence({ owner: { kind: 'unconfirmed' }, ownerNote: "Argo's CRD workflows.argoproj.io is deleted: every Workflow went with it", ownerUninstalled: uninstalled, node: null })).ours;
+  assert.deepEqual([ours?.owner.state, ours?.owner.uninstalled, ours?.decision.action], ['unconfirmed', uninstalled, 'verify']);
+  assert.match(ours?.decision.says ?? '', /explain could not: Argo's CRD workflows\.argoproj\.io is deleted: every Workflow went with it$/);
+  assert.deepEqual(ours?.changesWhen, ['nothing will answer the read: the way out is finalizer-sweeper sweep --owner-crd-deleted (a dry run: it lists the pods and a digest; the same with --confirm DIGEST frees them)']);
 });

@@ -31,6 +31,8 @@ export interface PodEvidence {
   /** What src/owners concluded of the pod's owner; `unconfirmed` when the read failed (ownerNote says why). */
   owner: OwnerState;
   ownerNote: string | null;
+  /** The owner resource is uninstalled (its CRD deleted, owners/crd-absence.ts), and the dry run that frees its pods; absent or null otherwise. */
+  ownerUninstalled?: { crd: string; command: string } | null;
   /** The pod's node in the owner as stored; null when not read (nodeNote says why, if it was tried). */
   node: NodeVerdict | null;
   nodeNote: string | null;
@@ -82,6 +84,8 @@ export interface OursReport {
     state: OwnerState['kind'];
     because: GoneBecause | null;
     note: string | null;
+    /** Its CRD is deleted, every owner with it: the CRD, and `sweep --owner-crd-deleted` (a dry run) to free its pods; else null. */
+    uninstalled: { crd: string; command: string } | null;
   };
   /** The three records of the pod; null where it could not be known. */
   signals: { podLabel: boolean; workflowLabel: boolean | null; node: NodeSignal };
@@ -185,6 +189,7 @@ function oursReport(pod: PodMeta, e: PodEvidence): OursReport {
     state: e.owner.kind,
     because: e.owner.kind === 'gone' ? e.owner.because : null,
     note: e.ownerNote,
+    uninstalled: e.ownerUninstalled ?? null,
   };
   const signals = {
     podLabel: pod.completedLabel === 'true',
@@ -262,6 +267,9 @@ function evidenceWords(evidence: Evidence, owner: OursReport['owner'], node: Nod
 
 /** changesWhen lists what would turn a wait (or an open question) into a removal. */
 function changesWhen(pod: PodMeta, d: Exclude<Decision, { action: 'none' | 'remove' }>, owner: OursReport['owner'], node: NodeSignal, e: PodEvidence): string[] {
+  if (d.action === 'verify' && owner.uninstalled !== null) {
+    return [`nothing will answer the read: the way out is ${owner.uninstalled.command} (a dry run: it lists the pods and a digest; the same with --confirm DIGEST frees them)`];
+  }
   if (d.action === 'verify') return ['an answer to the read above: run explain again once the API server answers it'];
   if (d.why === 'unattributable') return ['nothing finalizer-sweeper watches: it never frees a pod it cannot attribute; its engine must, or an operator once the status is known not to be needed'];
   const label = `${e.names.completedLabel}=true`;

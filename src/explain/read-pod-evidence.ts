@@ -9,11 +9,14 @@
 import { podListSelector, type Settings } from '../config/settings.ts';
 import type { ApiClient } from '../kube/client.ts';
 import type { PodMeta } from '../kube/objects.ts';
+import { isResourceNotServed } from '../kube/errors.ts';
 import type { OwnerState } from '../decide/decide.ts';
 import type { NodeVerdict } from '../argo/node-status.ts';
 import { WorkflowRecords } from '../argo/workflow-records.ts';
 import { resourceApis, type ResourceApis } from '../controller/api.ts';
 import { removalPatch } from '../work/removal-patch.ts';
+import { confirmOwnerUninstalled, crdNameOf } from '../owners/crd-absence.ts';
+import { dryRunCommand } from '../commands/uninstalled-selection.ts';
 import { readAdmissionWebhooks } from './admission-webhooks.ts';
 import { patchVerdict, type PatchVerdict } from './patch-verdict.ts';
 import { podEvents, type PodEvent } from './pod-events.ts';
@@ -58,10 +61,10 @@ export async function readPodEvidence(settings: Settings, client: ApiClient, nam
     return { ...base, now: Date.now(), selection: { selector: podListSelector(settings), matches: null }, owner: { kind: 'unattributable' }, ownerNote: null, node: null, nodeNote: null, events, admission, patch: null, unchecked };
   }
   const selection = await readSelection(settings, client, pod, unchecked);
-  const { owner, note: ownerNote } = await readOwner(settings, apis, pod, unchecked);
+  const { owner, note: ownerNote, uninstalled: ownerUninstalled } = await readOwner(settings, client, apis, pod, unchecked);
   const { node, note: nodeNote } = await readNode(apis, pod, owner, unchecked);
   const patch = await dryRunRemoval(apis, pod, settings.finalizer);
-  return { ...base, now: Date.now(), selection, owner, ownerNote, node, nodeNote, events, admission, patch, unchecked };
+  return { ...base, now: Date.now(), selection, owner, ownerNote, ownerUninstalled, node, nodeNote, events, admission, patch, unchecked };
 }
 
 /**
@@ -86,16 +89,26 @@ async function readSelection(settings: Settings, client: ApiClient, pod: PodMeta
   }
 }
 
-/** readOwner asks src/owners, with an empty cache, so that the answer is one live read's. */
-async function readOwner(settings: Settings, apis: ResourceApis, pod: PodMeta, unchecked: string[]): Promise<{ owner: OwnerState; note: string | null }> {
+/**
+ * readOwner asks src/owners, with an empty cache, so that the answer is one live read's. An owner
+ * resource not served may be uninstalled (its CRD deleted, every owner with it): the note then
+ * says so, and the way out is `sweep --owner-crd-deleted`.
+ */
+async function readOwner(settings: Settings, client: ApiClient, apis: ResourceApis, pod: PodMeta, unchecked: string[]): Promise<{ owner: OwnerState; note: string | null; uninstalled: PodEvidence['ownerUninstalled'] }> {
   const owners = liveOwners(settings, apis.readOwner);
   try {
     // Observed just before the read, so that the read speaks for this pod (owners/resolver.ts).
-    return { owner: await owners.confirmedState(pod, owners.now() - 1, 0), note: null };
+    return { owner: await owners.confirmedState(pod, owners.now() - 1, 0), note: null, uninstalled: null };
   } catch (err) {
+    const o = settings.owner;
+    if (isResourceNotServed(err) && (await confirmOwnerUninstalled(client, o)).state === 'uninstalled') {
+      const note = `${o.group === 'argoproj.io' ? 'Argo\'s CRD' : 'the CRD'} ${crdNameOf(o)} is deleted: every ${o.kind} went with it`;
+      unchecked.push(`the owner: ${note}`);
+      return { owner: { kind: 'unconfirmed' }, note, uninstalled: { crd: crdNameOf(o), command: dryRunCommand(settings) } };
+    }
     const note = ownerReadNote(settings, err);
     unchecked.push(`the owner: ${note}`);
-    return { owner: { kind: 'unconfirmed' }, note };
+    return { owner: { kind: 'unconfirmed' }, note, uninstalled: null };
   } finally {
     owners.stop();
   }

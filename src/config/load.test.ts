@@ -158,6 +158,12 @@ describe('mistakes are ConfigErrors naming the key, its source, the value and wh
     ['an unknown reason', { command: 'sweep', argv: { reason: 'orphan' } }, { key: 'reason' }, /allowed: one of owner-gone, pod-deleting, recorded, stale/],
     ['maxRemovals of 0', { command: 'sweep', argv: { 'max-removals': '0' } }, { key: 'maxRemovals' }, /out of range/],
     ['an empty kubeconfig path from a flag', { argv: { kubeconfig: '' } }, { key: 'kubeconfig' }, /empty/],
+    ['a confirm that is no digest', { command: 'sweep', argv: { 'owner-crd-deleted': true, confirm: 'wrongdigest' } }, { key: 'confirm' }, /"wrongdigest": not a digest; allowed: the 16 hexadecimal digits/],
+    ['a confirm without ownerCrdDeleted', { command: 'sweep', argv: { confirm: '0123456789abcdef' } }, { key: 'confirm' }, /confirms a dry run of --owner-crd-deleted, which is not set/],
+    ['a confirm beside a dry run', { command: 'sweep', argv: { 'owner-crd-deleted': true, confirm: '0123456789abcdef', 'dry-run': true } }, { key: 'confirm' }, /drop one/],
+    ['ownerCrdDeleted beside a reason', { command: 'sweep', argv: { 'owner-crd-deleted': true, reason: 'owner-gone' } }, { key: 'ownerCrdDeleted' }, /drop --reason/],
+    ['ownerCrdDeleted beside maxRemovals', { command: 'sweep', file: { maxRemovals: 10 }, argv: { 'owner-crd-deleted': true } }, { key: 'ownerCrdDeleted' }, /narrow with --namespace/],
+    ['ownerCrdDeleted for the core group', { command: 'sweep', argv: { 'owner-crd-deleted': true, 'owner-group': '' } }, { key: 'ownerCrdDeleted' }, /the core API group has no CRD/],
   ];
   for (const [name, layers, fields, message] of cases) {
     test(`rejects ${name}`, () => {

@@ -219,6 +219,20 @@ test('an admission webhook that denies pod UPDATEs: the dry run is denied, namin
   }
 });
 
+test('a webhook for `pods/*` is called for the pod itself, not only its subresources, and listed', async (t) => {
+  const ns = await newNamespace(t);
+  await cluster.createPod(newPod({ namespace: ns, name: 'held', finalizers: [KUEUE] }));
+  // denyPodUpdates returns only once the API server has called it for a dry-run UPDATE of this very pod.
+  const webhook = await denyPodUpdates(cluster, ns, 'held', ['pods/*']);
+  try {
+    const run = await explain(ns, 'held');
+
+    assert.deepEqual(run.report.admission?.webhooks.filter((w) => w.configuration === webhook.configuration).map((w) => w.webhook), [webhook.webhook]);
+  } finally {
+    await webhook.remove();
+  }
+});
+
 test('the admission webhooks a pod UPDATE reaches are listed, with their failurePolicy and whether their Service has a ready endpoint', async (t) => {
   const ns = await newNamespace(t);
   const labels = { 'explain-test': 'webhooks' };
@@ -249,6 +263,7 @@ test('the admission webhooks a pod UPDATE reaches are listed, with their failure
       hook('idle.example.com', 'idle', ns),
       hook('served.example.com', 'served', ns, { matchConditions: [{ name: 'always', expression: 'true' }] }),
       hook('elsewhere.example.com', 'served', `${ns}-elsewhere`),
+      hook('status.example.com', 'served', ns, { rules: [{ operations: ['UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods/status'] }] }),
     ],
   });
   try {
@@ -260,7 +275,7 @@ test('the admission webhooks a pod UPDATE reaches are listed, with their failure
     assert.deepEqual(run.report.admission.webhooks.filter((w) => w.configuration === configuration), [
       { kind: 'MutatingWebhookConfiguration', configuration, webhook: 'idle.example.com', failurePolicy: 'Ignore', service: { namespace: ns, name: 'idle', readyEndpoints: false }, url: false, namespaceSelector: 'matches', matchConditions: [], blocks: false },
       { kind: 'MutatingWebhookConfiguration', configuration, webhook: 'served.example.com', failurePolicy: 'Ignore', service: { namespace: ns, name: 'served', readyEndpoints: true }, url: false, namespaceSelector: 'matches', matchConditions: ['always'], blocks: false },
-    ], 'elsewhere.example.com selects another namespace: not listed');
+    ], 'elsewhere.example.com selects another namespace, status.example.com takes only the status subresource: neither is listed');
 
     const text = await runCli(['explain', 'pod', `${ns}/held`, '--kubeconfig', kubeconfigPath]);
     assert.match(text.stdout, new RegExp(`│ mutating ${configuration} +│ idle.example.com +│ Ignore +│ service `));

@@ -24,10 +24,11 @@ export interface DenyWebhook {
 }
 
 /**
- * denyPodUpdates serves the webhook and registers it for pod UPDATEs in `ns`; it returns once a
- * dry-run update of `probePod` is denied, that is, once the API server calls it.
+ * denyPodUpdates serves the webhook and registers it for pod UPDATEs in `ns` (its rule's
+ * resources: `pods` unless told); it returns once a dry-run update of `probePod` is denied, that
+ * is, once the API server calls it.
  */
-export async function denyPodUpdates(cluster: Cluster, ns: string, probePod: string): Promise<DenyWebhook> {
+export async function denyPodUpdates(cluster: Cluster, ns: string, probePod: string, resources: string[] = ['pods']): Promise<DenyWebhook> {
   const dir = await mkdtemp(join(tmpdir(), 'deny-webhook-'));
   await run('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1',
     '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')]);
@@ -54,7 +55,7 @@ export async function denyPodUpdates(cluster: Cluster, ns: string, probePod: str
     webhooks: [{
       name: webhook,
       clientConfig: { url: `https://127.0.0.1:${port}/validate`, caBundle: cert.toString('base64') },
-      rules: [{ operations: ['UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }],
+      rules: [{ operations: ['UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources }],
       namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } },
       sideEffects: 'None', admissionReviewVersions: ['v1'], failurePolicy: 'Fail', timeoutSeconds: 5,
     }],

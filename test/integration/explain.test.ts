@@ -65,7 +65,7 @@ test('a Terminating pod of a live Workflow that has not recorded it: explains th
   assert.deepEqual(report.finalizers.map((f) => [f.finalizer, f.party]), [[ARGO_FINALIZER, 'ours']]);
   assert.ok(report.ours !== null);
   assert.equal(report.ours.watched.matches, true);
-  assert.deepEqual(report.ours.owner, { kind: 'Workflow', name: 'live', uid: wf.metadata.uid, attributedBy: 'ownerReference', state: 'alive', because: null, note: null });
+  assert.deepEqual(report.ours.owner, { kind: 'Workflow', name: 'live', uid: wf.metadata.uid, attributedBy: 'ownerReference', state: 'alive', because: null, note: null, uninstalled: null });
   assert.deepEqual({ ...report.ours.signals, node: report.ours.signals.node.state }, { podLabel: false, workflowLabel: false, node: 'not-fulfilled' });
   assert.deepEqual({ action: report.ours.decision.action, why: report.ours.decision.why }, { action: 'wait', why: 'owner-alive-unrecorded' });
   assert.ok(report.ours.changesWhen.includes(`waits for Argo to record node ${nodeId}: phase Running`), report.ours.changesWhen.join('\n'));

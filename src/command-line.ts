@@ -1,16 +1,18 @@
 // finalizer-sweeper's command line: parse flags, build the one Settings, hand it to a command.
 // Loaded by src/cli.ts once the Node version is known to be supported.
-// Exit codes: 0 done, 1 some removals failed (sweep) or the pod is stuck (explain), 2 bad flags,
+// Exit codes: 0 done, 1 some removals failed (sweep) or the pod or namespace is stuck (explain), 2 bad flags,
 // configuration or input, 3 the API server cannot be reached or refuses us, 130 interrupted.
 
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { ConfigError, configPath, defineControllerOptions, defineExplainOptions, defineSweepOptions, loadSettings } from './config/index.ts';
 import type { Command } from './config/index.ts';
+import type { Settings } from './config/settings.ts';
 import { EXIT } from './commands/exit-codes.ts';
 import { restartTuned } from './commands/runtime-tuning.ts';
 import { CONFIG_KEY, KEYS } from './config/keys.ts';
 import { suggestKey } from './config/suggest.ts';
+import { dnsLabelProblem } from './config/names.ts';
 import { parsePodTarget } from './explain/pod-target.ts';
 
 const COMMANDS: readonly Command[] = ['controller', 'sweep', 'explain'];
@@ -27,10 +29,10 @@ async function main(argv: string[]): Promise<number> {
     .command('sweep', 'one-shot cleanup: list, decide, remove, report, exit', (y) => defineSweepOptions(y), (a) => {
       chosen = { command: 'sweep', argv: a };
     })
-    .command('explain <kind> <target>', 'read-only: why a pod is stuck, with evidence (explain pod NAMESPACE/NAME)', (y) =>
+    .command('explain <kind> <target>', 'read-only: why a pod or a namespace is stuck, with evidence (explain pod NAMESPACE/NAME, explain namespace NAME)', (y) =>
       defineExplainOptions(y)
-        .positional('kind', { choices: ['pod'] as const, describe: 'what to explain' })
-        .positional('target', { type: 'string', describe: 'NAMESPACE/NAME of the pod' }), (a) => {
+        .positional('kind', { choices: ['pod', 'namespace'] as const, describe: 'what to explain' })
+        .positional('target', { type: 'string', describe: 'NAMESPACE/NAME of the pod, or NAME of the namespace' }), (a) => {
       chosen = { command: 'explain', argv: a };
     })
     .strict()
@@ -62,18 +64,29 @@ async function main(argv: string[]): Promise<number> {
     throw err;
   }
   if (command === 'sweep') return (await import('./commands/sweep.ts')).runSweep(settings);
-  if (command === 'explain') {
-    const target = parsePodTarget(String(flags['target']));
-    if ('problem' in target) {
-      process.stderr.write(`finalizer-sweeper: explain pod ${target.problem}\n`);
-      return EXIT.badConfig;
-    }
-    return (await import('./commands/explain.ts')).runExplainPod(settings, target);
-  }
+  if (command === 'explain') return explain(String(flags['kind']), String(flags['target']), settings);
   // A long-running process: restart once with glibc and V8 tuned for memory as the image runs them
   // (runtime-tuning.ts). Only once the flags are known good, so a mistake exits at once.
   restartTuned();
   return (await import('./commands/controller.ts')).runController(settings, configPath({ argv: flags, env: process.env })?.path ?? null);
+}
+
+/** explain runs `explain pod NAMESPACE/NAME` or `explain namespace NAME`; a bad target exits 2. */
+async function explain(kind: string, target: string, settings: Settings): Promise<number> {
+  if (kind === 'namespace') {
+    const problem = dnsLabelProblem(target);
+    if (problem !== null) {
+      process.stderr.write(`finalizer-sweeper: explain namespace "${target}": ${problem}\n`);
+      return EXIT.badConfig;
+    }
+    return (await import('./commands/explain.ts')).runExplainNamespace(settings, target);
+  }
+  const pod = parsePodTarget(target);
+  if ('problem' in pod) {
+    process.stderr.write(`finalizer-sweeper: explain pod ${pod.problem}\n`);
+    return EXIT.badConfig;
+  }
+  return (await import('./commands/explain.ts')).runExplainPod(settings, pod);
 }
 
 /** withSuggestions adds, to yargs' "Unknown argument(s): a, b", the closest flag for each. */

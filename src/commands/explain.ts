@@ -1,46 +1,77 @@
-// `finalizer-sweeper explain pod NAMESPACE/NAME`: why one pod is stuck, with evidence, before
-// anyone removes anything. Read-only: no Lease, no cache, a handful of reads, and our removal
-// patch sent only as a server-side dry run (src/explain/read-pod-evidence.ts). Exit codes
-// (docs/explain.md): 0 not stuck, 1 stuck (Terminating and held by a finalizer, which the report
-// names), 2 bad input, 3 the pod cannot be read.
+// `finalizer-sweeper explain pod NAMESPACE/NAME` and `explain namespace NAME`: why a pod, or a
+// namespace, is stuck, with evidence, before anyone removes anything. Read-only: no Lease, no
+// cache, a bounded number of reads, and for the pod our removal patch sent only as a server-side
+// dry run (src/explain/read-pod-evidence.ts, read-namespace-evidence.ts). Exit codes
+// (docs/explain.md): 0 not stuck, 1 stuck (the report names what holds it), 2 bad input, 3 the
+// pod, or the namespace and its pods, cannot be read.
 
 import type { Settings } from '../config/settings.ts';
-import { createLogger } from '../log.ts';
+import { createLogger, type Logger } from '../log.ts';
 import { Metrics } from '../metrics/metrics.ts';
+import type { ApiClient } from '../kube/client.ts';
 import { ApiError, isForbidden, isNetworkError, isUnauthorized } from '../kube/errors.ts';
 import { buildPodReport, exitCodeOf } from '../explain/pod-report.ts';
 import { PodUnreadable, readPodEvidence } from '../explain/read-pod-evidence.ts';
 import { renderPodReport } from '../explain/render-pod-report.ts';
+import { buildNamespaceReport, exitCodeOfNamespace } from '../explain/namespace-report.ts';
+import { NamespaceUnreadable, readNamespaceEvidence } from '../explain/read-namespace-evidence.ts';
+import { renderNamespaceReport } from '../explain/render-namespace-report.ts';
 import { connect } from './connect.ts';
 import { EXIT } from './exit-codes.ts';
 import { VERSION } from '../version.ts';
 
-export async function runExplainPod(settings: Settings, target: { namespace: string; name: string }): Promise<number> {
+export function runExplainPod(settings: Settings, target: { namespace: string; name: string }): Promise<number> {
+  return withClient(settings, async (client, logger) => {
+    try {
+      const report = buildPodReport(await readPodEvidence(settings, client, target.namespace, target.name));
+      print(settings, report, () => renderPodReport(report, process.stdout.isTTY === true));
+      return exitCodeOf(report);
+    } catch (err) {
+      if (!(err instanceof PodUnreadable)) throw err;
+      logger.error({ pod: `${target.namespace}/${target.name}`, err: err.message }, `cannot read the pod: ${hintFor(err.cause, 'get pods')}`);
+      return EXIT.unreachable;
+    }
+  });
+}
+
+export function runExplainNamespace(settings: Settings, name: string): Promise<number> {
+  return withClient(settings, async (client, logger) => {
+    try {
+      const report = buildNamespaceReport(await readNamespaceEvidence(settings, client, name, logger));
+      print(settings, report, () => renderNamespaceReport(report, process.stdout.isTTY === true));
+      return exitCodeOfNamespace(report);
+    } catch (err) {
+      if (!(err instanceof NamespaceUnreadable)) throw err;
+      logger.error({ namespace: name, err: err.message }, `cannot ${err.verb}: ${hintFor(err.cause, 'get namespaces and list pods')}`);
+      return EXIT.unreachable;
+    }
+  });
+}
+
+/** withClient connects as every command does, runs `explain`, and closes the client and the log. */
+async function withClient(settings: Settings, explain: (client: ApiClient, logger: Logger) => Promise<number>): Promise<number> {
   const logger = createLogger(settings);
   try {
     const connection = await connect(settings, new Metrics({ version: VERSION }), logger);
     if (typeof connection === 'number') return connection;
-    const { client } = connection;
     try {
-      const evidence = await readPodEvidence(settings, client, target.namespace, target.name);
-      const report = buildPodReport(evidence);
-      process.stdout.write(settings.output === 'json' ? JSON.stringify(report) + '\n' : renderPodReport(report, process.stdout.isTTY === true));
-      return exitCodeOf(report);
-    } catch (err) {
-      if (!(err instanceof PodUnreadable)) throw err;
-      logger.error({ pod: `${target.namespace}/${target.name}`, err: err.message }, `cannot read the pod: ${hintFor(err.cause)}`);
-      return EXIT.unreachable;
+      return await explain(connection.client, logger);
     } finally {
-      client.close();
+      connection.client.close();
     }
   } finally {
     await logger.flush();
   }
 }
 
-/** hintFor says what to look at when the pod itself cannot be read. */
-function hintFor(cause: unknown): string {
-  if (isUnauthorized(cause) || isForbidden(cause)) return 'check the credentials and RBAC (get pods)';
+/** print writes the report to stdout: the object itself under --output json, else the text. */
+function print(settings: Settings, report: object, text: () => string): void {
+  process.stdout.write(settings.output === 'json' ? JSON.stringify(report) + '\n' : text());
+}
+
+/** hintFor says what to look at when what explain needs cannot be read. */
+function hintFor(cause: unknown, verbs: string): string {
+  if (isUnauthorized(cause) || isForbidden(cause)) return `check the credentials and RBAC (${verbs})`;
   if (isNetworkError(cause) || (cause instanceof ApiError && cause.status >= 500)) return 'cannot reach the API server';
   return 'the API server refused the read';
 }

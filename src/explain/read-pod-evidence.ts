@@ -2,9 +2,9 @@
 // written: the pod (metadata only), whether the controller's selector selects it, its owner as
 // src/owners confirms it (one live read), its node in the owner as stored (one GET, through
 // src/argo), its Events, the admission webhooks its UPDATE reaches (admission-webhooks.ts), and
-// our removal patch as a server-side dry run. Only a failure to read
-// the pod itself is fatal (PodUnreadable); any other read that fails leaves a line in
-// `unchecked` and the rest of the report stands.
+// our removal patch as a server-side dry run. Only a failure to read the pod itself is fatal
+// (PodUnreadable); any other read that fails leaves a line in `unchecked` and the rest of the
+// report stands.
 
 import { podListSelector, type Settings } from '../config/settings.ts';
 import type { ApiClient } from '../kube/client.ts';

@@ -1,10 +1,13 @@
 // What `explain pod` and `explain namespace` share when they read owners live: src/owners with
-// no cache, so that every answer is a live read's, and the words for an owner read that failed.
-// Each explain has its own report; what an owner read concludes must be the same in both.
+// no cache, so that every answer is a live read's, the words for an owner read that failed, and
+// whether it failed because the owner resource is uninstalled. Each explain has its own report;
+// what an owner read concludes must be the same in both.
 
 import type { Settings } from '../config/settings.ts';
 import { silentLogger } from '../log.ts';
+import type { ApiClient } from '../kube/client.ts';
 import { isResourceNotServed } from '../kube/errors.ts';
+import { confirmOwnerUninstalled, crdNameOf } from '../owners/crd-absence.ts';
 import { Owners } from '../owners/owners.ts';
 import type { OwnerReader } from '../owners/resolver.ts';
 import { refusal } from './refusal.ts';
@@ -32,4 +35,15 @@ export function ownerReadNote(settings: Settings, err: unknown): string {
   return isResourceNotServed(err)
     ? `${resource}/${o.version} is not served (a 404 naming no object): the CRD is missing or that version is not served; no pod is freed on an owner found missing meanwhile`
     : refusal(err, `get ${resource}`);
+}
+
+/**
+ * uninstalledOwner says, for an owner read that failed, whether the owner resource is uninstalled
+ * (its CRD deleted, every owner with it: owners/crd-absence.ts proves it); null when the read
+ * failed for any other reason, or the proof does not hold.
+ */
+export async function uninstalledOwner(settings: Settings, client: ApiClient, err: unknown): Promise<{ crd: string; note: string } | null> {
+  const o = settings.owner;
+  if (!isResourceNotServed(err) || (await confirmOwnerUninstalled(client, o)).state !== 'uninstalled') return null;
+  return { crd: crdNameOf(o), note: `${o.group === 'argoproj.io' ? "Argo's CRD" : 'the CRD'} ${crdNameOf(o)} is deleted: every ${o.kind} went with it` };
 }

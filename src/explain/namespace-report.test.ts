@@ -31,7 +31,7 @@ function evidence(over: Partial<NamespaceEvidence> = {}): NamespaceEvidence {
     name: 'ns', now: NOW, policy: { finalizer: OURS, forceAfterMs: null, nodeStatus: 'terminating' },
     names: { ownerKind: 'Workflow', ownerResource: 'workflows.argoproj.io', completedLabel: 'workflows.argoproj.io/completed' },
     namespace: TERMINATING, podsListed: 10, pods: [], selector: 'workflows.argoproj.io/workflow,!workflows.argoproj.io/controller-instanceid',
-    sweep: SWEEP, unchecked: [], ...over,
+    sweep: SWEEP, uninstalled: null, unchecked: [], ...over,
   };
 }
 

@@ -71,6 +71,8 @@ export interface NamespaceEvidence {
   selector: string;
   /** The sweep of this namespace with the settings used. */
   sweep: SweepCommand;
+  /** The owner resource is uninstalled (its CRD deleted), and the dry run that frees its pods here; null otherwise. */
+  uninstalled: { crd: string; command: string } | null;
   unchecked: string[];
 }
 
@@ -142,8 +144,13 @@ export interface PodExample {
 }
 
 export interface NextSteps {
-  /** The sweep that frees what may go now (and reads first what needs a read); null when none of ours may. */
+  /**
+   * The sweep that frees what may go now (and reads first what needs a read); null when none of
+   * ours may, or the owner resource is uninstalled (a plain sweep cannot list it).
+   */
   sweep: (SweepCommand & { pods: number; readFirst: number }) | null;
+  /** The owner resource is uninstalled: the dry run of `sweep --owner-crd-deleted` for this namespace, and the pods it concerns. */
+  uninstalled: { crd: string; command: string; pods: number } | null;
   /** The owners that keep pods waiting for their record: to look at, or to delete once their status is not needed. */
   owners: Array<{ kind: string; name: string; pods: number; why: WaitReason }>;
   ownersHolding: number;
@@ -332,7 +339,8 @@ function nextSteps(e: NamespaceEvidence, decided: Decided[], finalizers: Finaliz
   const notWatched = count('not-watched');
   const listed = owners.slice(0, OWNERS_LISTED);
   return {
-    sweep: pods + readFirst > 0 ? { ...e.sweep, pods, readFirst } : null,
+    sweep: e.uninstalled === null && pods + readFirst > 0 ? { ...e.sweep, pods, readFirst } : null,
+    uninstalled: e.uninstalled === null ? null : { ...e.uninstalled, pods: readFirst },
     owners: listed,
     ownersHolding: owners.length,
     deleteOwners: nsTerminating && listed.length > 0 ? ['kubectl', '-n', e.name, 'delete', e.names.ownerResource, ...listed.map((o) => o.name)].map(shellQuoted).join(' ') : null,

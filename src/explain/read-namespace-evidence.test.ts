@@ -125,3 +125,22 @@ test('the namespace or its pods unreadable: nothing can be explained', async () 
     await assert.rejects(read(client), (err: unknown) => err instanceof NamespaceUnreadable && err.verb === verb, what);
   }
 });
+
+test('an owner resource uninstalled (its CRD deleted): no plain sweep, the dry run of sweep --owner-crd-deleted for this namespace instead', async () => {
+  const notServed = () => ApiError.fromStatus({ code: 404, reason: 'NotFound', message: 'the server could not find the requested resource' }, 404);
+  const crd = 'workflows.argoproj.io';
+  const { client, requests } = scripted({
+    ...ALL_GOOD,
+    [`GET ${WORKFLOWS}*`]: notServed,
+    [`GET /apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd}`]: () =>
+      ApiError.fromStatus({ code: 404, reason: 'NotFound', message: 'not found', details: { name: crd, group: 'apiextensions.k8s.io', kind: 'customresourcedefinitions' } }, 404, null, { group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions', name: crd }),
+    'GET /apis/apiextensions.k8s.io/v1/customresourcedefinitions': () => ({ items: [] }),
+    'GET /apis/argoproj.io': notServed,
+  });
+  const e = await read(client);
+  assert.equal(requests.filter((r) => r.path.includes('customresourcedefinitions/')).length, 1, 'the proof is asked once, not per owner');
+  assert.deepEqual(e.unchecked, ["31 owners: Argo's CRD workflows.argoproj.io is deleted: every Workflow went with it"]);
+  const r = buildNamespaceReport(e);
+  assert.equal(r.next.sweep, null);
+  assert.deepEqual(r.next.uninstalled, { crd, command: 'finalizer-sweeper sweep --owner-crd-deleted --namespace ns', pods: 63 });
+});

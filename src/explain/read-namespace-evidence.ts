@@ -11,13 +11,14 @@ import { podListSelector, type Settings } from '../config/settings.ts';
 import type { Logger } from '../log.ts';
 import type { ApiClient } from '../kube/client.ts';
 import type { MetaObject, PodMeta } from '../kube/objects.ts';
-import { isObjectNotFound } from '../kube/errors.ts';
+import { isObjectNotFound, isResourceNotServed } from '../kube/errors.ts';
 import { readsNode, type Policy } from '../decide/decide.ts';
 import { WorkflowRecords, type StatusReader } from '../argo/workflow-records.ts';
 import { ownerName, type OwnerReader } from '../owners/resolver.ts';
 import { resourceApis, type ResourceApis } from '../controller/api.ts';
 import { listAll } from '../commands/sweep-list.ts';
-import { liveOwners, ownerReadNote } from './live-reads.ts';
+import { dryRunCommand } from '../commands/uninstalled-selection.ts';
+import { liveOwners, ownerReadNote, uninstalledOwner } from './live-reads.ts';
 import { messageOf, refusal } from './refusal.ts';
 import { sweepCommand } from './sweep-command-line.ts';
 import type { NamespaceCondition, NamespaceEvidence, NamespaceState, PodFindings } from './namespace-report.ts';
@@ -56,7 +57,7 @@ export async function readNamespaceEvidence(settings: Settings, client: ApiClien
     sweep: sweepCommand(settings, name, terminating),
     unchecked,
   };
-  if (namespace === null) return { ...base, now: Date.now(), podsListed: 0, pods: [] };
+  if (namespace === null) return { ...base, now: Date.now(), podsListed: 0, pods: [], uninstalled: null };
 
   const listing = { namespaces: [name], pageSize: settings.listPageSize, logger };
   const held: PodMeta[] = [];
@@ -78,9 +79,11 @@ export async function readNamespaceEvidence(settings: Settings, client: ApiClien
     f.watched = watched === null ? null : watched.has(f.pod.name);
     return f.watched !== false; // the controller never looks at the rest: nothing to read for them
   });
-  await readOwners(settings, apis, decided, unchecked);
+  const crdDeleted = await readOwners(settings, client, apis, decided, unchecked);
   await readNodes(settings, apis, decided, policy, unchecked);
-  return { ...base, now: Date.now(), podsListed, pods: [...findings.values()] };
+  // The way out once the owner resource is uninstalled, for this namespace's pods only.
+  const uninstalled = crdDeleted === null ? null : { crd: crdDeleted, command: dryRunCommand({ ...settings, namespaces: [name] }) };
+  return { ...base, now: Date.now(), podsListed, pods: [...findings.values()], uninstalled };
 }
 
 /** readNamespace GETs the namespace whole (its status is the point); null when it does not exist. */
@@ -126,14 +129,17 @@ async function readWatched(apis: ResourceApis, listing: Parameters<typeof listAl
 /**
  * readOwners confirms the owners of the pods through src/owners with no cache: one read per
  * distinct owner, whichever of its pods asks (the reader is shared), the owners with the most pods
- * first. Every pod was listed before the first read, so each read speaks for all of its pods.
+ * first. Every pod was listed before the first read, so each read speaks for all of its pods. An
+ * owner resource not served may be uninstalled (its CRD deleted, every owner with it), which is
+ * checked once: it returns the CRD's name then, else null.
  */
-async function readOwners(settings: Settings, apis: ResourceApis, found: PodFindings[], unchecked: string[]): Promise<void> {
+async function readOwners(settings: Settings, client: ApiClient, apis: ResourceApis, found: PodFindings[], unchecked: string[]): Promise<string | null> {
   const byOwner = groupByOwner(found, () => true);
   const owners = liveOwners(settings, onePerName(apis.readOwner));
   const observedAt = owners.now() - 1;
   const notes = new Map<string, number>();
   const toRead = byOwner.slice(0, MAX_OWNER_READS);
+  let uninstalled: ReturnType<typeof uninstalledOwner> | undefined;
   try {
     await inLanes(toRead, async (pods) => {
       for (const f of pods) {
@@ -141,7 +147,8 @@ async function readOwners(settings: Settings, apis: ResourceApis, found: PodFind
           f.owner = await owners.confirmedState(f.pod, observedAt, 0);
         } catch (err) {
           f.owner = { kind: 'unconfirmed' };
-          f.ownerNote = ownerReadNote(settings, err);
+          const deleted = isResourceNotServed(err) ? await (uninstalled ??= uninstalledOwner(settings, client, err)) : null;
+          f.ownerNote = deleted?.note ?? ownerReadNote(settings, err);
         }
       }
       const note = pods[0]?.ownerNote;
@@ -151,14 +158,16 @@ async function readOwners(settings: Settings, apis: ResourceApis, found: PodFind
     owners.stop();
   }
   for (const [note, n] of notes) unchecked.push(`${plural(n, 'owner', 'owners')}: ${note}`);
+  const crd = (await uninstalled)?.crd ?? null;
   const unread = byOwner.slice(MAX_OWNER_READS);
-  if (unread.length === 0) return;
+  if (unread.length === 0) return crd;
   const note = `not read: explain reads at most ${MAX_OWNER_READS} owners`;
   for (const f of unread.flat()) {
     f.owner = { kind: 'unconfirmed' };
     f.ownerNote = note;
   }
   unchecked.push(`${plural(unread.length, 'owner', 'owners')} of ${plural(unread.flat().length, 'pod', 'pods')}: ${note}`);
+  return crd;
 }
 
 /**

@@ -9,20 +9,18 @@
 import { podListSelector, type Settings } from '../config/settings.ts';
 import type { ApiClient } from '../kube/client.ts';
 import type { PodMeta } from '../kube/objects.ts';
-import { isResourceNotServed } from '../kube/errors.ts';
 import type { OwnerState } from '../decide/decide.ts';
 import type { NodeVerdict } from '../argo/node-status.ts';
 import { WorkflowRecords } from '../argo/workflow-records.ts';
 import { resourceApis, type ResourceApis } from '../controller/api.ts';
 import { removalPatch } from '../work/removal-patch.ts';
-import { confirmOwnerUninstalled, crdNameOf } from '../owners/crd-absence.ts';
 import { dryRunCommand } from '../commands/uninstalled-selection.ts';
 import { readAdmissionWebhooks } from './admission-webhooks.ts';
 import { patchVerdict, type PatchVerdict } from './patch-verdict.ts';
 import { podEvents, type PodEvent } from './pod-events.ts';
 import type { PodEvidence } from './pod-report.ts';
 import { messageOf, refusal } from './refusal.ts';
-import { liveOwners, ownerReadNote } from './live-reads.ts';
+import { liveOwners, ownerReadNote, uninstalledOwner } from './live-reads.ts';
 
 /** PodUnreadable: the pod itself could not be read; nothing can be explained. */
 export class PodUnreadable extends Error {
@@ -100,11 +98,10 @@ async function readOwner(settings: Settings, client: ApiClient, apis: ResourceAp
     // Observed just before the read, so that the read speaks for this pod (owners/resolver.ts).
     return { owner: await owners.confirmedState(pod, owners.now() - 1, 0), note: null, uninstalled: null };
   } catch (err) {
-    const o = settings.owner;
-    if (isResourceNotServed(err) && (await confirmOwnerUninstalled(client, o)).state === 'uninstalled') {
-      const note = `${o.group === 'argoproj.io' ? 'Argo\'s CRD' : 'the CRD'} ${crdNameOf(o)} is deleted: every ${o.kind} went with it`;
-      unchecked.push(`the owner: ${note}`);
-      return { owner: { kind: 'unconfirmed' }, note, uninstalled: { crd: crdNameOf(o), command: dryRunCommand(settings) } };
+    const uninstalled = await uninstalledOwner(settings, client, err);
+    if (uninstalled !== null) {
+      unchecked.push(`the owner: ${uninstalled.note}`);
+      return { owner: { kind: 'unconfirmed' }, note: uninstalled.note, uninstalled: { crd: uninstalled.crd, command: dryRunCommand(settings) } };
     }
     const note = ownerReadNote(settings, err);
     unchecked.push(`the owner: ${note}`);

@@ -24,6 +24,7 @@ const EVIDENCE: NamespaceEvidence = {
   pods: [found('gone-main', 'gone', { owner: { kind: 'gone', because: 'absent' } }), found('live-main', 'live'), found('other', 'x', { watched: null, owner: { kind: 'unattributable' } }, ['example.com/other'])],
   selector: 'workflows.argoproj.io/workflow,!workflows.argoproj.io/controller-instanceid',
   sweep: { argv: ['sweep', '--namespace', 'ns', '--events', 'none'], dryRun: 'finalizer-sweeper sweep --namespace ns --events none --dry-run', command: 'finalizer-sweeper sweep --namespace ns --events none' },
+  uninstalled: null,
   unchecked: ['1 owner: forbidden (403): grant get workflows.argoproj.io'],
 };
 
@@ -51,4 +52,11 @@ test('a namespace that does not exist: two lines', () => {
 
 test('colour only when asked', () => {
   assert.ok(renderNamespaceReport(buildNamespaceReport(EVIDENCE), true).includes(`${ESC}[31mstuck: `));
+});
+
+test('an uninstalled owner resource: the dry run of sweep --owner-crd-deleted instead of a plain sweep', () => {
+  const pods = [found('gone-main', 'gone', { owner: { kind: 'unconfirmed' }, ownerNote: "Argo's CRD workflows.argoproj.io is deleted: every Workflow went with it" })];
+  const text = renderNamespaceReport(buildNamespaceReport({ ...EVIDENCE, pods, uninstalled: { crd: 'workflows.argoproj.io', command: 'finalizer-sweeper sweep --owner-crd-deleted --namespace ns' } }), false);
+  assert.match(text, /the CRD workflows.argoproj.io is deleted, every owner with it: a plain sweep cannot free the 1 pod that names one; sweep --owner-crd-deleted can, once its dry run has listed them:\n {6}finalizer-sweeper sweep --owner-crd-deleted --namespace ns\n/);
+  assert.ok(!text.includes('finalizer-sweeper sweep --namespace'), text);
 });

@@ -66,6 +66,9 @@ function nextSteps(n: NextSteps, paint: Paint): string[] {
     const what = [n.sweep.pods > 0 ? `frees the ${plural(n.sweep.pods, 'pod', 'pods')} that may go now` : '', n.sweep.readFirst > 0 ? `reads first, then decides, the ${n.sweep.readFirst} undecided` : ''].filter((s) => s !== '');
     lines.push(`  - a sweep of the namespace ${what.join(', and ')}; see what it would do first, then run it:`, `      ${paint('cyan', n.sweep.dryRun)}`, `      ${paint('cyan', n.sweep.command)}`);
   }
+  if (n.uninstalled !== null) {
+    lines.push(`  - the CRD ${n.uninstalled.crd} is deleted, every owner with it: a plain sweep cannot free the ${plural(n.uninstalled.pods, 'pod that names', 'pods that name')} one; sweep --owner-crd-deleted can, once its dry run has listed them:`, `      ${paint('cyan', n.uninstalled.command)}`);
+  }
   if (n.ownersHolding > 0) {
     const listed = n.owners.map((o) => `${o.kind} ${o.name} (${plural(o.pods, 'pod', 'pods')}${o.why === 'owner-alive-offloaded' ? ', offloaded' : ''})`);
     const more = n.ownersHolding > listed.length ? `, and ${n.ownersHolding - listed.length} more` : '';

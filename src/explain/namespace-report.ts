@@ -222,7 +222,11 @@ interface Decided {
 function finalizerGroups(e: NamespaceEvidence, decided: Decided[]): FinalizerGroup[] {
   const byFinalizer = new Map<string, PodFindings[]>();
   for (const f of e.pods) {
-    for (const finalizer of f.pod.finalizers) byFinalizer.set(finalizer, [...(byFinalizer.get(finalizer) ?? []), f]);
+    for (const finalizer of f.pod.finalizers) {
+      const found = byFinalizer.get(finalizer) ?? [];
+      found.push(f);
+      byFinalizer.set(finalizer, found);
+    }
   }
   const groups = [...byFinalizer].map(([finalizer, found]): FinalizerGroup => {
     const party = finalizerParty(finalizer, e.policy.finalizer);

@@ -210,7 +210,9 @@ function groupByOwner(found: PodFindings[], which: (f: PodFindings) => boolean):
   for (const f of found) {
     const name = ownerName(f.pod);
     if (name === null || !which(f)) continue;
-    groups.set(name, [...(groups.get(name) ?? []), f]);
+    const pods = groups.get(name) ?? [];
+    pods.push(f);
+    groups.set(name, pods);
   }
   return [...groups].sort(([a, x], [b, y]) => y.length - x.length || a.localeCompare(b)).map(([, pods]) => pods);
 }

@@ -6,6 +6,7 @@
 // one allows everything. Needs kubectl with kustomize v5 on PATH.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, matchesGlob, relative } from 'node:path';
@@ -21,6 +22,9 @@ import { Cluster } from '../../src/testbed/cluster.ts';
 import { loadWorkflowCrd } from '../../src/testbed/crds.ts';
 import { newPod, newWorkflow } from '../../src/testbed/fixtures.ts';
 import { startPrometheus } from '../support/prometheus.ts';
+import { runCli } from '../support/cli.ts';
+import type { PodReport } from '../../src/explain/pod-report.ts';
+import type { NamespaceReport } from '../../src/explain/namespace-report.ts';
 
 const REPO = join(import.meta.dirname, '..', '..');
 const FLAVOURS = {
@@ -623,6 +627,60 @@ test('run as an account its roles are not bound to, the controller is refused (4
 
   await cluster.waitFor(async () => (await prom.alerts().catch(() => [])).some((a) => a.labels.alertname === 'FinalizerSweeperForbidden' && a.labels['namespace'] === namespace), 120_000, 'FinalizerSweeperForbidden to go pending');
   assert.match(controller.output(), RBAC_DENIED);
+});
+
+test('deploy/operator-rbac lets an operator run explain pod and explain namespace with every read they make; only the dry-run patch is refused', async (t) => {
+  const { objects, yaml } = await render('deploy/operator-rbac');
+  assert.deepEqual(summary(objects), ['ClusterRole/finalizer-sweeper-explain']);
+  await kubectl(['apply', '-f', '-'], yaml);
+  t.after(() => kubectl(['delete', '--ignore-not-found', '-f', '-'], yaml));
+  const ns = `oncall-${randomBytes(3).toString('hex')}`;
+  await kubectl(['create', 'namespace', ns]);
+  t.after(() => kubectl(['delete', 'namespace', ns, '--wait=false']));
+  await kubectl(['-n', ns, 'create', 'serviceaccount', 'oncall']);
+  const operator = await serviceAccountKubeconfig(t, ns, 'oncall');
+  const cluster = new Cluster({ server: plane.server, caData: plane.caData, token: plane.token });
+  t.after(() => cluster.close());
+  // A webhook configuration to be listed (it matches nothing here: the point is the list's RBAC).
+  await kubectl(['apply', '-f', '-'], JSON.stringify({
+    apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: { name: `${ns}-probe` },
+    webhooks: [{
+      name: 'probe.example.com', admissionReviewVersions: ['v1'], sideEffects: 'None', failurePolicy: 'Ignore',
+      clientConfig: { service: { namespace: ns, name: 'nobody', path: '/' } },
+      rules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['UPDATE'], resources: ['pods'] }],
+      namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } },
+    }],
+  }));
+  t.after(() => kubectl(['delete', 'validatingwebhookconfiguration', `${ns}-probe`, '--ignore-not-found']));
+  const wf = await cluster.createWorkflow(newWorkflow({ namespace: ns, name: 'live' }));
+  await cluster.createPod(newPod({ namespace: ns, name: 'live-main', workflow: { name: 'live', uid: wf.metadata.uid ?? '' } }));
+  t.after(() => cluster.patchPod(ns, 'live-main', { metadata: { finalizers: null } }).catch(() => undefined));
+  await cluster.deletePod(ns, 'live-main');
+  const explain = (kind: string, target: string) =>
+    runCli(['explain', kind, target, '--kubeconfig', operator, '--output', 'json', '--log-level', 'warn']);
+
+  const unbound = await explain('pod', `${ns}/live-main`);
+  assert.equal(unbound.code, 3, `without the role, the pod itself cannot be read: ${unbound.stderr}`);
+
+  await kubectl(['create', 'clusterrolebinding', `${ns}-oncall`, '--clusterrole=finalizer-sweeper-explain', `--serviceaccount=${ns}:oncall`]);
+  t.after(() => kubectl(['delete', 'clusterrolebinding', `${ns}-oncall`, '--ignore-not-found']));
+  const pod = await cluster.waitFor(async () => {
+    const run = await explain('pod', `${ns}/live-main`);
+    return run.code === 3 ? false : run; // the binding reaches the authorizer's cache
+  }, 30_000, 'the binding to take effect');
+  assert.equal(pod.code, 1, pod.stderr);
+  const report = JSON.parse(pod.stdout) as PodReport;
+  assert.deepEqual(report.unchecked, [], 'every read explain pod makes is granted');
+  assert.equal(report.ours?.owner.state, 'alive');
+  assert.equal(report.ours?.watched.matches, true);
+  assert.deepEqual(report.admission?.webhooks.map((w) => w.configuration), [`${ns}-probe`]);
+  assert.deepEqual(pick(report.ours?.patch as { result: string; verb: string }, ['result', 'verb']), { result: 'forbidden', verb: 'patch' }, 'no read-only role grants a dry run');
+
+  const namespace = await explain('namespace', ns);
+  assert.equal(namespace.code, 1, namespace.stderr);
+  const nsReport = JSON.parse(namespace.stdout) as NamespaceReport;
+  assert.deepEqual(nsReport.unchecked, [], 'every read explain namespace makes is granted');
+  assert.equal(nsReport.pods.terminatingWithFinalizers, 1);
 });
 
 /** waitForRemovalEvent waits for the Event the controller writes about a freed pod's Workflow: its RBAC lets it. */

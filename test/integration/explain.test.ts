@@ -13,7 +13,7 @@ import { workflowStatus } from '../../src/testbed/argo-status.ts';
 import { ARGO_FINALIZER, NODE_ID_ANNOTATION, newPod, newWorkflow } from '../../src/testbed/fixtures.ts';
 import { runCli, type CliResult } from '../support/cli.ts';
 import { useTestCluster } from '../support/cluster.ts';
-import { denyPodUpdates } from '../support/deny-webhook.ts';
+import { INVALID_LABEL, denyPodUpdates, invalidatePodUpdates } from '../support/deny-webhook.ts';
 
 const { cluster, kubeconfigPath, newNamespace } = useTestCluster();
 const KUEUE = 'kueue.x-k8s.io/managed';
@@ -284,6 +284,34 @@ test('the admission webhooks a pod UPDATE reaches are listed, with their failure
     assert.ok(!text.stdout.includes('blocks:'), 'Ignore lets the UPDATE through: nothing blocks');
   } finally {
     await cluster.client.call('DELETE', `${api}/${configuration}`);
+  }
+});
+
+test('a pod update the API server finds invalid: the dry run answers 422, naming the field, and the mutating webhook that made it is listed', async (t) => {
+  const ns = await newNamespace(t);
+  const wf = await cluster.createWorkflow(newWorkflow({ namespace: ns, name: 'gone' }));
+  await cluster.createPod(newPod({ namespace: ns, name: 'gone-main', workflow: { name: 'gone', uid: wf.metadata.uid ?? '' } }));
+  await cluster.deleteWorkflow(ns, 'gone');
+  await terminating(ns, 'gone-main');
+  // No pod that no longer validates can be made on one release of the server (the known cases,
+  // kubernetes #131657 among them, pass on 1.31 to 1.37): a mutating webhook that adds a label no
+  // pod may carry makes the API server's own validation refuse every update of the pod instead.
+  const webhook = await invalidatePodUpdates(cluster, ns, 'gone-main');
+  try {
+    const before = await podState(ns, 'gone-main');
+    const run = await explain(ns, 'gone-main');
+
+    assert.equal(run.code, 1, run.stderr);
+    const patch = run.report.ours?.patch;
+    assert.equal(patch?.result, 'invalid', JSON.stringify(patch));
+    assert.ok(patch.fields.some((f) => f.field.startsWith('metadata.labels')), JSON.stringify(patch.fields));
+    assert.ok(patch.message.includes(INVALID_LABEL), patch.message);
+    assert.deepEqual(run.report.admission?.webhooks.filter((w) => w.configuration === webhook.configuration).map((w) => [w.kind, w.webhook, w.failurePolicy]), [
+      ['MutatingWebhookConfiguration', webhook.webhook, 'Fail'],
+    ]);
+    assert.deepEqual(await podState(ns, 'gone-main'), before, 'the dry run wrote nothing');
+  } finally {
+    await webhook.remove();
   }
 });
 

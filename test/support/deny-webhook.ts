@@ -1,7 +1,9 @@
-// A validating admission webhook on loopback that denies every request it is sent, registered
-// with the API server for pod UPDATEs in one namespace: the webhook that issue 30's users meet,
-// which blocks every finalizer removal. Its serving certificate is self-signed for 127.0.0.1
-// (openssl) and handed to the API server as the caBundle.
+// Admission webhooks on loopback, registered with the API server for pod UPDATEs in one namespace:
+// a validating one that denies every request it is sent (the webhook that issue 30's users meet,
+// which blocks every finalizer removal), and a mutating one that adds a label no pod may carry,
+// so that the API server's own validation answers every pod update 422 with the field (what a
+// misbehaving injector, or a pod that no longer validates, leads to). Their serving certificate
+// is self-signed for 127.0.0.1 (openssl) and handed to the API server as the caBundle.
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:https';
@@ -12,10 +14,15 @@ import { promisify } from 'node:util';
 import type { Cluster } from '../../src/testbed/cluster.ts';
 
 const run = promisify(execFile);
-const API = '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations';
+const APIS = {
+  deny: '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations',
+  invalidate: '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations',
+} as const;
+/** INVALID_LABEL is the label key the mutating webhook adds: a space is not allowed in one. */
+export const INVALID_LABEL = 'not a valid key';
 
 export interface DenyWebhook {
-  /** configuration is the ValidatingWebhookConfiguration's name; webhook the name of its one webhook. */
+  /** configuration is the webhook configuration's name; webhook the name of its one webhook. */
   configuration: string;
   webhook: string;
   message: string;
@@ -28,7 +35,17 @@ export interface DenyWebhook {
  * resources: `pods` unless told); it returns once a dry-run update of `probePod` is denied, that
  * is, once the API server calls it.
  */
-export async function denyPodUpdates(cluster: Cluster, ns: string, probePod: string, resources: string[] = ['pods']): Promise<DenyWebhook> {
+export function denyPodUpdates(cluster: Cluster, ns: string, probePod: string, resources: string[] = ['pods']): Promise<DenyWebhook> {
+  return podUpdateWebhook(cluster, ns, probePod, resources, 'deny');
+}
+
+/** invalidatePodUpdates: the mutating webhook that adds INVALID_LABEL to every pod update in `ns`, registered once the API server calls it. */
+export function invalidatePodUpdates(cluster: Cluster, ns: string, probePod: string): Promise<DenyWebhook> {
+  return podUpdateWebhook(cluster, ns, probePod, ['pods'], 'invalidate');
+}
+
+async function podUpdateWebhook(cluster: Cluster, ns: string, probePod: string, resources: string[], kind: keyof typeof APIS): Promise<DenyWebhook> {
+  const API = APIS[kind];
   const dir = await mkdtemp(join(tmpdir(), 'deny-webhook-'));
   await run('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1',
     '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')]);
@@ -39,18 +56,26 @@ export async function denyPodUpdates(cluster: Cluster, ns: string, probePod: str
   const server = createServer({ key, cert }, (req, res) => {
     let body = '';
     req.setEncoding('utf8').on('data', (s: string) => (body += s)).on('end', () => {
-      const review = JSON.parse(body) as { request?: { uid?: string } };
+      const review = JSON.parse(body) as { request?: { uid?: string; object?: { metadata?: { labels?: object } } } };
+      const uid = review.request?.uid;
+      const addLabel = [
+        ...(review.request?.object?.metadata?.labels === undefined ? [{ op: 'add', path: '/metadata/labels', value: {} }] : []),
+        { op: 'add', path: `/metadata/labels/${INVALID_LABEL}`, value: 'x' },
+      ];
+      const response = kind === 'deny'
+        ? { uid, allowed: false, status: { code: 403, message } }
+        : { uid, allowed: true, patchType: 'JSONPatch', patch: Buffer.from(JSON.stringify(addLabel)).toString('base64') };
       res.setHeader('content-type', 'application/json');
-      res.end(JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: review.request?.uid, allowed: false, status: { code: 403, message } } }));
+      res.end(JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response }));
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
 
-  const configuration = `deny-${ns}`;
-  const webhook = 'deny-pod-updates.example.com';
+  const configuration = `${kind}-${ns}`;
+  const webhook = `${kind}-pod-updates.example.com`;
   await cluster.client.call('POST', API, {
-    apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration',
+    apiVersion: 'admissionregistration.k8s.io/v1', kind: kind === 'deny' ? 'ValidatingWebhookConfiguration' : 'MutatingWebhookConfiguration',
     metadata: { name: configuration },
     webhooks: [{
       name: webhook,
@@ -58,6 +83,7 @@ export async function denyPodUpdates(cluster: Cluster, ns: string, probePod: str
       rules: [{ operations: ['UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources }],
       namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } },
       sideEffects: 'None', admissionReviewVersions: ['v1'], failurePolicy: 'Fail', timeoutSeconds: 5,
+      ...(kind === 'invalidate' ? { reinvocationPolicy: 'Never' } : {}),
     }],
   });
   const probe = () => cluster.client.call('PATCH', `/api/v1/namespaces/${ns}/pods/${probePod}?dryRun=All`, { metadata: { labels: { probe: 'x' } } }, 'application/merge-patch+json').then(() => true, () => false);

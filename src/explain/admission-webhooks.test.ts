@@ -2,8 +2,7 @@
 // reads that leave the rest standing.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ApiClient, RequestOptions } from '../kube/client.ts';
-import { ApiError } from '../kube/errors.ts';
+import { forbidden, scriptedClient } from '../kube/scripted-client.ts';
 import { readAdmissionWebhooks } from './admission-webhooks.ts';
 
 const MUTATING = 'GET /apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations';
@@ -11,23 +10,6 @@ const VALIDATING = 'GET /apis/admissionregistration.k8s.io/v1/validatingwebhookc
 const NAMESPACE = 'GET /api/v1/namespaces/argo';
 const SLICES = 'GET /apis/discovery.k8s.io/v1/namespaces/hooks/endpointslices';
 const POD_UPDATE = { operations: ['UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] };
-
-type Route = (o: RequestOptions) => unknown;
-
-function scripted(routes: Record<string, Route>): { client: ApiClient; requests: RequestOptions[] } {
-  const requests: RequestOptions[] = [];
-  const request = async (o: RequestOptions) => {
-    requests.push(o);
-    const route = routes[`${o.method} ${o.path}`];
-    if (route === undefined) throw new Error(`unexpected ${o.method} ${o.path}`);
-    const answer = route(o);
-    if (answer instanceof Error) throw answer;
-    return answer;
-  };
-  return { client: { request } as unknown as ApiClient, requests };
-}
-
-const forbidden = (verb: string, resource: string) => ApiError.fromStatus({ code: 403, reason: 'Forbidden', message: `User "jane" cannot ${verb} resource "${resource}"` }, 403);
 
 function hook(name: string, service: string, over: Record<string, unknown> = {}) {
   return { name, clientConfig: { service: { namespace: 'hooks', name: service } }, rules: [POD_UPDATE], ...over };
@@ -38,7 +20,7 @@ function slices(...endpoints: Array<{ addresses?: string[]; conditions?: { ready
 }
 
 test('lists both kinds, mutating first; one EndpointSlice list per Service; no Namespace read when no selector asks about it', async () => {
-  const { client, requests } = scripted({
+  const { client, requests } = scriptedClient({
     [MUTATING]: () => ({ items: [{ metadata: { name: 'inject' }, webhooks: [hook('m.example.com', 'svc')] }] }),
     [VALIDATING]: () => ({ items: [{ metadata: { name: 'check' }, webhooks: [hook('v1.example.com', 'svc'), hook('v2.example.com', 'down', { failurePolicy: 'Ignore' })] }] }),
     [SLICES]: (o) => (o.query?.['labelSelector'] === 'kubernetes.io/service-name=svc' ? slices({ addresses: ['10.0.0.1'] }) : slices()),
@@ -58,7 +40,7 @@ test('lists both kinds, mutating first; one EndpointSlice list per Service; no N
 });
 
 test('the Namespace is read for a namespaceSelector, and a webhook whose selector leaves it out is not listed', async () => {
-  const { client, requests } = scripted({
+  const { client, requests } = scriptedClient({
     [MUTATING]: () => ({ items: [] }),
     [VALIDATING]: () => ({ items: [{ metadata: { name: 'c' }, webhooks: [
       hook('here.example.com', 'svc', { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'argo' } } }),
@@ -87,14 +69,14 @@ test('ready: an endpoint not marked unready, with an address', async () => {
     { name: 'no slice (no pods, or no such Service)', answer: { items: [] }, ready: false },
   ];
   for (const c of cases) {
-    const { client } = scripted({ [MUTATING]: () => ({ items: [] }), [VALIDATING]: () => ({ items: [{ metadata: { name: 'c' }, webhooks: [hook('w', 'svc')] }] }), [SLICES]: () => c.answer });
+    const { client } = scriptedClient({ [MUTATING]: () => ({ items: [] }), [VALIDATING]: () => ({ items: [{ metadata: { name: 'c' }, webhooks: [hook('w', 'svc')] }] }), [SLICES]: () => c.answer });
     const a = await readAdmissionWebhooks(client, 'argo', {}, []);
     assert.equal(a?.webhooks[0]?.service?.readyEndpoints, c.ready, c.name);
   }
 });
 
 test('refused reads: a line each in unchecked, and what they would have told left unknown', async () => {
-  const { client } = scripted({
+  const { client } = scriptedClient({
     [MUTATING]: () => forbidden('list', 'mutatingwebhookconfigurations'),
     [VALIDATING]: () => ({ items: [{ metadata: { name: 'c' }, webhooks: [hook('w.example.com', 'svc', { namespaceSelector: { matchLabels: { team: 'a' } } })] }] }),
     [NAMESPACE]: () => forbidden('get', 'namespaces'),
@@ -112,14 +94,14 @@ test('refused reads: a line each in unchecked, and what they would have told lef
 });
 
 test('neither kind listed: nothing to say (null), two lines in unchecked', async () => {
-  const { client } = scripted({ [MUTATING]: () => forbidden('list', 'x'), [VALIDATING]: () => forbidden('list', 'y') });
+  const { client } = scriptedClient({ [MUTATING]: () => forbidden('list', 'x'), [VALIDATING]: () => forbidden('list', 'y') });
   const unchecked: string[] = [];
   assert.equal(await readAdmissionWebhooks(client, 'argo', {}, unchecked), null);
   assert.equal(unchecked.length, 2);
 });
 
 test("the objectSelector is matched against the pod's labels", async () => {
-  const { client } = scripted({
+  const { client } = scriptedClient({
     [MUTATING]: () => ({ items: [] }),
     [VALIDATING]: () => ({ items: [{ metadata: { name: 'c' }, webhooks: [{ name: 'w', clientConfig: { url: 'https://x/' }, rules: [POD_UPDATE], objectSelector: { matchLabels: { app: 'web' } } }] }] }),
   });

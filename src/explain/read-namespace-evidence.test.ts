@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { DEFAULTS } from '../config/settings.ts';
 import type { ApiClient, RequestOptions } from '../kube/client.ts';
 import { ApiError } from '../kube/errors.ts';
+import { forbidden, scriptedClient, type Route } from '../kube/scripted-client.ts';
 import { silentLogger } from '../log.ts';
 import { buildNamespaceReport } from './namespace-report.ts';
 import { MAX_STATUS_READS, NamespaceUnreadable, readNamespaceEvidence } from './read-namespace-evidence.ts';
@@ -43,24 +44,6 @@ const PODS = [
 ];
 const WATCHED = PODS.filter((p) => p.metadata.name !== 'elsewhere');
 
-type Route = (o: RequestOptions) => unknown;
-
-function scripted(routes: Record<string, Route>): { client: ApiClient; requests: RequestOptions[] } {
-  const requests: RequestOptions[] = [];
-  const client = {
-    request: async (o: RequestOptions) => {
-      requests.push(o);
-      const route = routes[`${o.method} ${o.path}`] ?? (o.path.startsWith(WORKFLOWS) ? routes[`${o.method} ${WORKFLOWS}*`] : undefined);
-      if (route === undefined) throw new Error(`unexpected ${o.method} ${o.path}`);
-      const answer = route(o);
-      if (answer instanceof Error) throw answer;
-      return answer;
-    },
-  };
-  return { client: client as unknown as ApiClient, requests };
-}
-
-const forbidden = (verb: string, resource: string) => ApiError.fromStatus({ code: 403, reason: 'Forbidden', message: `User "jane" cannot ${verb} resource "${resource}"` }, 403);
 const workflowNotFound = (name: string) =>
   ApiError.fromStatus({ code: 404, reason: 'NotFound', message: 'not found', details: { name, group: 'argoproj.io', kind: 'workflows' } }, 404, null, { group: 'argoproj.io', resource: 'workflows', name });
 
@@ -79,7 +62,7 @@ const isStatusRead = (o: RequestOptions) => o.path.startsWith(WORKFLOWS) && o.ac
 const isOwnerRead = (o: RequestOptions) => o.path.startsWith(WORKFLOWS) && o.accept !== undefined;
 
 test('reads nothing but GETs and lists; one read per owner, however many pods name it; stored Workflows bounded', async () => {
-  const { client, requests } = scripted(ALL_GOOD);
+  const { client, requests } = scriptedClient(ALL_GOOD);
   const e = await read(client);
 
   assert.deepEqual(requests.filter((r) => r.method !== 'GET'), []);
@@ -100,7 +83,7 @@ test('reads nothing but GETs and lists; one read per owner, however many pods na
 });
 
 test('a namespace that does not exist: nothing else is read', async () => {
-  const { client, requests } = scripted({ [`GET ${NS_PATH}`]: () => ApiError.fromStatus({ code: 404, reason: 'NotFound', message: 'namespaces "ns" not found', details: { name: 'ns', kind: 'namespaces' } }, 404, null, { group: '', resource: 'namespaces', name: 'ns' }) });
+  const { client, requests } = scriptedClient({ [`GET ${NS_PATH}`]: () => ApiError.fromStatus({ code: 404, reason: 'NotFound', message: 'namespaces "ns" not found', details: { name: 'ns', kind: 'namespaces' } }, 404, null, { group: '', resource: 'namespaces', name: 'ns' }) });
   const e = await read(client);
   assert.equal(e.namespace, null);
   assert.equal(requests.length, 1);
@@ -108,7 +91,7 @@ test('a namespace that does not exist: nothing else is read', async () => {
 });
 
 test('refused owner reads and Workflow reads degrade the report, one line per cause', async () => {
-  const { client } = scripted({ ...ALL_GOOD, [`GET ${WORKFLOWS}*`]: () => forbidden('get', 'workflows') });
+  const { client } = scriptedClient({ ...ALL_GOOD, [`GET ${WORKFLOWS}*`]: () => forbidden('get', 'workflows') });
   const e = await read(client);
   assert.deepEqual(e.unchecked, ['31 owners: forbidden (403): grant get workflows.argoproj.io']);
   const r = buildNamespaceReport(e);
@@ -121,7 +104,7 @@ test('the namespace or its pods unreadable: nothing can be explained', async () 
     ['the pods', { ...ALL_GOOD, [`GET ${PODS_PATH}`]: () => forbidden('list', 'pods') }, 'list pods'],
   ];
   for (const [what, routes, verb] of cases) {
-    const { client } = scripted(routes);
+    const { client } = scriptedClient(routes);
     await assert.rejects(read(client), (err: unknown) => err instanceof NamespaceUnreadable && err.verb === verb, what);
   }
 });
@@ -129,7 +112,7 @@ test('the namespace or its pods unreadable: nothing can be explained', async () 
 test('an owner resource uninstalled (its CRD deleted): no plain sweep, the dry run of sweep --owner-crd-deleted for this namespace instead', async () => {
   const notServed = () => ApiError.fromStatus({ code: 404, reason: 'NotFound', message: 'the server could not find the requested resource' }, 404);
   const crd = 'workflows.argoproj.io';
-  const { client, requests } = scripted({
+  const { client, requests } = scriptedClient({
     ...ALL_GOOD,
     [`GET ${WORKFLOWS}*`]: notServed,
     [`GET /apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd}`]: () =>

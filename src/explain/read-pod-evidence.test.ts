@@ -3,8 +3,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DEFAULTS } from '../config/settings.ts';
-import type { ApiClient, RequestOptions } from '../kube/client.ts';
 import { ApiError } from '../kube/errors.ts';
+import { forbidden, scriptedClient, type Route } from '../kube/scripted-client.ts';
 import { buildPodReport } from './pod-report.ts';
 import { PodUnreadable, readPodEvidence } from './read-pod-evidence.ts';
 
@@ -25,26 +25,6 @@ function podObject(finalizers = ['example.com/keep', OURS]) {
 
 const WORKFLOW = { metadata: { namespace: 'ns', name: 'wf', uid: 'wf-uid', resourceVersion: '5', labels: {} }, status: { nodes: { 'wf-1': { phase: 'Running' } } } };
 
-type Route = (o: RequestOptions) => unknown;
-
-/** scripted answers each request by "METHOD path" (an Error is thrown); it records every request. */
-function scripted(routes: Record<string, Route>): { client: ApiClient; requests: RequestOptions[] } {
-  const requests: RequestOptions[] = [];
-  const client = {
-    request: async (o: RequestOptions) => {
-      requests.push(o);
-      const route = routes[`${o.method} ${o.path}`];
-      if (route === undefined) throw new Error(`unexpected ${o.method} ${o.path}`);
-      const answer = route(o);
-      if (answer instanceof Error) throw answer;
-      return answer;
-    },
-  };
-  return { client: client as unknown as ApiClient, requests };
-}
-
-const forbidden = (verb: string, resource: string) => ApiError.fromStatus({ code: 403, reason: 'Forbidden', message: `User "jane" cannot ${verb} resource "${resource}"` }, 403);
-
 const ADMISSION = '/apis/admissionregistration.k8s.io/v1';
 
 const ALL_GOOD: Record<string, Route> = {
@@ -58,7 +38,7 @@ const ALL_GOOD: Record<string, Route> = {
 };
 
 test('the only write-shaped request is the removal patch, sent as dryRun=All with the pod\'s resourceVersion', async () => {
-  const { client, requests } = scripted(ALL_GOOD);
+  const { client, requests } = scriptedClient(ALL_GOOD);
   const e = await readPodEvidence(DEFAULTS, client, 'ns', 'p');
   const writes = requests.filter((r) => r.method !== 'GET');
   assert.equal(writes.length, 1);
@@ -74,7 +54,7 @@ test('the only write-shaped request is the removal patch, sent as dryRun=All wit
 });
 
 test('without our finalizer nothing is patched, not even as a dry run, and the owner is not read; the webhooks are, for any removal', async () => {
-  const { client, requests } = scripted({ ...ALL_GOOD, [`GET ${POD_PATH}`]: () => podObject(['example.com/keep']) });
+  const { client, requests } = scriptedClient({ ...ALL_GOOD, [`GET ${POD_PATH}`]: () => podObject(['example.com/keep']) });
   const e = await readPodEvidence(DEFAULTS, client, 'ns', 'p');
   assert.deepEqual(requests.map((r) => `${r.method} ${r.path}`), [
     `GET ${POD_PATH}`, 'GET /api/v1/namespaces/ns/events', `GET ${ADMISSION}/mutatingwebhookconfigurations`, `GET ${ADMISSION}/validatingwebhookconfigurations`,
@@ -85,7 +65,7 @@ test('without our finalizer nothing is patched, not even as a dry run, and the o
 
 test("the webhooks are matched against the pod's own labels", async () => {
   const webhook = { name: 'w.example.com', clientConfig: { url: 'https://hooks.example.com/' }, rules: [{ operations: ['UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }] };
-  const { client } = scripted({
+  const { client } = scriptedClient({
     ...ALL_GOOD,
     [`GET ${ADMISSION}/validatingwebhookconfigurations`]: () => ({ items: [{ metadata: { name: 'c' }, webhooks: [
       { ...webhook, name: 'argo-pods.example.com', objectSelector: { matchExpressions: [{ key: 'workflows.argoproj.io/workflow', operator: 'Exists' }] } },
@@ -97,7 +77,7 @@ test("the webhooks are matched against the pod's own labels", async () => {
 });
 
 test('a pod that does not exist: no webhooks to match (no labels), nothing read for them', async () => {
-  const { client, requests } = scripted({ ...ALL_GOOD, [`GET ${POD_PATH}`]: () => ApiError.fromStatus({ code: 404, reason: 'NotFound', message: 'pods "p" not found', details: { name: 'p', kind: 'pods' } }, 404, null, { group: '', resource: 'pods', name: 'p' }) });
+  const { client, requests } = scriptedClient({ ...ALL_GOOD, [`GET ${POD_PATH}`]: () => ApiError.fromStatus({ code: 404, reason: 'NotFound', message: 'pods "p" not found', details: { name: 'p', kind: 'pods' } }, 404, null, { group: '', resource: 'pods', name: 'p' }) });
   const e = await readPodEvidence(DEFAULTS, client, 'ns', 'p');
   assert.equal(e.pod, null);
   assert.equal(e.admission, null);
@@ -105,7 +85,7 @@ test('a pod that does not exist: no webhooks to match (no labels), nothing read 
 });
 
 test('refused reads degrade the report, each with a line saying what could not be checked', async () => {
-  const { client } = scripted({
+  const { client } = scriptedClient({
     ...ALL_GOOD,
     'GET /api/v1/namespaces/ns/pods': () => forbidden('list', 'pods'),
     [`GET ${WF_PATH}`]: () => forbidden('get', 'workflows'),
@@ -132,20 +112,20 @@ test('refused reads degrade the report, each with a line saying what could not b
 });
 
 test('an owner resource not served is named, and the owner stays unconfirmed', async () => {
-  const { client } = scripted({ ...ALL_GOOD, [`GET ${WF_PATH}`]: () => ApiError.fromStatus({ code: 404, reason: 'NotFound', message: 'the server could not find the requested resource' }, 404) });
+  const { client } = scriptedClient({ ...ALL_GOOD, [`GET ${WF_PATH}`]: () => ApiError.fromStatus({ code: 404, reason: 'NotFound', message: 'the server could not find the requested resource' }, 404) });
   const e = await readPodEvidence(DEFAULTS, client, 'ns', 'p');
   assert.deepEqual(e.owner, { kind: 'unconfirmed' });
   assert.match(e.ownerNote ?? '', /^workflows.argoproj.io\/v1alpha1 is not served \(a 404 naming no object\)/);
 });
 
 test('a Workflow read that names the very object missing: gone, absent', async () => {
-  const { client } = scripted({ ...ALL_GOOD, [`GET ${WF_PATH}`]: () => ApiError.fromStatus({ code: 404, reason: 'NotFound', message: 'not found', details: { name: 'wf', group: 'argoproj.io', kind: 'workflows' } }, 404, null, { group: 'argoproj.io', resource: 'workflows', name: 'wf' }) });
+  const { client } = scriptedClient({ ...ALL_GOOD, [`GET ${WF_PATH}`]: () => ApiError.fromStatus({ code: 404, reason: 'NotFound', message: 'not found', details: { name: 'wf', group: 'argoproj.io', kind: 'workflows' } }, 404, null, { group: 'argoproj.io', resource: 'workflows', name: 'wf' }) });
   const e = await readPodEvidence(DEFAULTS, client, 'ns', 'p');
   assert.deepEqual(e.owner, { kind: 'gone', because: 'absent' });
   assert.equal(e.node, null, 'no node is read for an owner that is gone');
 });
 
 test('a pod that cannot be read fails the whole explain', async () => {
-  const { client } = scripted({ [`GET ${POD_PATH}`]: () => forbidden('get', 'pods') });
+  const { client } = scriptedClient({ [`GET ${POD_PATH}`]: () => forbidden('get', 'pods') });
   await assert.rejects(readPodEvidence(DEFAULTS, client, 'ns', 'p'), PodUnreadable);
 });

@@ -52,7 +52,9 @@ export function runExplainNamespace(settings: Settings, name: string): Promise<n
 async function withClient(settings: Settings, explain: (client: ApiClient, logger: Logger) => Promise<number>): Promise<number> {
   const logger = createLogger(settings);
   try {
-    const connection = await connect(settings, new Metrics({ version: VERSION }), logger);
+    // The API budget's start line is for a controller's log; at a terminal it is noise before the
+    // report. Kept at debug; its warnings (429s) stay warnings.
+    const connection = await connect(settings, new Metrics({ version: VERSION }), { ...logger, info: logger.debug });
     if (typeof connection === 'number') return connection;
     try {
       return await explain(connection.client, logger);

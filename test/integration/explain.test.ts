@@ -87,6 +87,7 @@ test('the text report of the same pod says it in words', async (t) => {
   assert.match(run.stdout, /^stuck: Terminating for .*, held by workflows.argoproj.io\/status \(ours\); ours: keeps it: the Workflow live is alive and has not recorded this pod$/m);
   assert.match(run.stdout, /waits for Argo to record node live-\d+: not in the Workflow's status yet/);
   assert.match(run.stdout, /patch dry run: accepted/);
+  assert.equal(run.stderr, '', 'at the default log level, nothing but the report: the API budget\'s start line is the controller\'s');
 });
 
 test('an orphan whose Workflow was deleted: owner-gone, exit 1, and the dry run accepted with the pod unchanged', async (t) => {

@@ -5,7 +5,7 @@
 
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
-import { ConfigError, configPath, defineControllerOptions, defineExplainOptions, defineSweepOptions, loadSettings } from './config/index.ts';
+import { ConfigError, defineControllerOptions, defineExplainOptions, defineSweepOptions, loadSettingsAndFile } from './config/index.ts';
 import type { Command } from './config/index.ts';
 import type { Settings } from './config/settings.ts';
 import { EXIT } from './commands/exit-codes.ts';
@@ -53,9 +53,9 @@ async function main(argv: string[]): Promise<number> {
   if (chosen === null) return EXIT.ok; // --help
   const { command, argv: flags } = chosen as { command: Command; argv: Record<string, unknown> };
 
-  let settings;
+  let loaded;
   try {
-    settings = await loadSettings({ argv: flags, env: process.env, command });
+    loaded = await loadSettingsAndFile({ argv: flags, env: process.env, command });
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`finalizer-sweeper: ${err.message}\n`);
@@ -63,12 +63,13 @@ async function main(argv: string[]): Promise<number> {
     }
     throw err;
   }
+  const { settings, file } = loaded;
   if (command === 'sweep') return (await import('./commands/sweep.ts')).runSweep(settings);
   if (command === 'explain') return explain(String(flags['kind']), String(flags['target']), settings);
   // A long-running process: restart once with glibc and V8 tuned for memory as the image runs them
   // (runtime-tuning.ts). Only once the flags are known good, so a mistake exits at once.
   restartTuned();
-  return (await import('./commands/controller.ts')).runController(settings, configPath({ argv: flags, env: process.env })?.path ?? null);
+  return (await import('./commands/controller.ts')).runController(settings, file);
 }
 
 /** explain runs `explain pod NAMESPACE/NAME` or `explain namespace NAME`; a bad target exits 2. */

@@ -2,8 +2,8 @@
 // warm so a takeover starts at once); the queue is worked only by the leader. One shutdown
 // signal fans out to everything; see shutdown.ts.
 
-import { readFile } from 'node:fs/promises';
 import type { Settings } from '../config/settings.ts';
+import type { ConfigFile } from '../config/file.ts';
 import { createLogger, type Logger } from '../log.ts';
 import { Metrics } from '../metrics/metrics.ts';
 import { startHealthServer, startMetricsServer, type Serving } from '../metrics/server.ts';
@@ -31,8 +31,11 @@ const LIST_GARBAGE_BYTES = 16 * 2 ** 20;
 /** GIVE_BACK_EVERY_MS: how often the heap V8 keeps beyond what is in use is checked (see giveBackPeriodically). */
 const GIVE_BACK_EVERY_MS = 60_000;
 
-/** runController runs until a signal, or until `configFile` (the file --config named) changes: see config-watch.ts. */
-export async function runController(settings: Settings, configFile: string | null = null): Promise<number> {
+/**
+ * runController runs until a signal, or until `configFile` (the file --config named, as it was
+ * read for `settings`) changes: see config-watch.ts.
+ */
+export async function runController(settings: Settings, configFile: Pick<ConfigFile, 'path' | 'text'> | null = null): Promise<number> {
   const logger = createLogger(settings);
   const shutdown = new Shutdown({ timeoutMs: settings.shutdownTimeoutMs, logger });
   const metrics = new Metrics({ version: VERSION });
@@ -68,7 +71,7 @@ export async function runController(settings: Settings, configFile: string | nul
     { version: VERSION, namespaces: settings.namespaces, finalizer: settings.finalizer, dryRun: settings.dryRun, metricsPort: metricsServer?.port ?? null, healthPort: healthServer?.port ?? null },
     'controller starting',
   );
-  await stopWhenConfigChanges(configFile, settings, shutdown, logger);
+  stopWhenConfigChanges(configFile, settings, shutdown, logger);
   const caches = controller.runCaches(shutdown.stop);
   void controller.waitForSync(shutdown.stop).then(() => {
     // setImmediate: the list's last page stays referenced until the reflector moves on to its watch.
@@ -92,13 +95,15 @@ export async function runController(settings: Settings, configFile: string | nul
   return finish(logger, EXIT.ok);
 }
 
-/** stopWhenConfigChanges begins a shutdown, as SIGTERM would, once the config file's text changes. */
-async function stopWhenConfigChanges(configFile: string | null, settings: Settings, shutdown: Shutdown, logger: Logger): Promise<void> {
+/**
+ * stopWhenConfigChanges begins a shutdown, as SIGTERM would, once the config file's text differs
+ * from the text the settings were built from: a change made while the controller was starting
+ * counts too.
+ */
+function stopWhenConfigChanges(configFile: Pick<ConfigFile, 'path' | 'text'> | null, settings: Settings, shutdown: Shutdown, logger: Logger): void {
   if (configFile === null) return;
-  const loaded = await readFile(configFile, 'utf8').catch(() => null);
-  if (loaded === null) return; // it was read a moment ago; gone now, there is nothing to compare with
-  const stopWatching = watchConfigFile(configFile, loaded, () => {
-    logger.info({ config: configFile }, 'the config file changed: stopping, so that the container restarts with the new settings');
+  const stopWatching = watchConfigFile(configFile.path, configFile.text, () => {
+    logger.info({ config: configFile.path }, 'the config file changed: stopping, so that the container restarts with the new settings');
     shutdown.begin(settings.shutdownTimeoutMs);
   });
   shutdown.stop.addEventListener('abort', stopWatching, { once: true });

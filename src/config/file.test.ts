@@ -6,7 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import { ConfigError } from './errors.ts';
 import { parseConfigText, readConfigFile } from './file.ts';
 import { KEYS } from './keys.ts';
-import { loadSettings } from './load.ts';
+import { loadSettings, loadSettingsAndFile } from './load.ts';
 import { DEFAULTS } from './settings.ts';
 
 const DEFAULT_FILE = new URL('../../config/finalizer-sweeper.yaml', import.meta.url).pathname;
@@ -87,6 +87,16 @@ describe('readConfigFile', () => {
     });
     assert.equal(s.podCleanupWorkers, 16);
     assert.equal(s.logLevel, 'warn');
+  });
+
+  test('loadSettingsAndFile returns the text the settings were built from, for the controller to watch it change from', async () => {
+    const path = join(dir, 'watched.yaml');
+    const text = 'podCleanupWorkers: 6\n';
+    await writeFile(path, text);
+    const { settings, file } = await loadSettingsAndFile({ argv: { config: path }, env: {}, command: 'controller' });
+    assert.equal(settings.podCleanupWorkers, 6);
+    assert.deepEqual(file && { path: file.path, text: file.text }, { path, text });
+    assert.equal((await loadSettingsAndFile({ argv: {}, env: {}, command: 'controller' })).file, null);
   });
 });
 

@@ -8,6 +8,8 @@ import { ConfigError } from './errors.ts';
 export interface ConfigFile {
   path: string;
   values: Record<string, unknown>;
+  /** text is the file as read: what the controller compares the file with to see it change. */
+  text: string;
 }
 
 /** ConfigPath is the file to read and which layer named it (for error messages). */
@@ -50,7 +52,7 @@ export function parseConfigText(text: string, path: string): ConfigFile {
   if (values === null || typeof values !== 'object' || Array.isArray(values)) {
     throw fileError(path, values, `not a mapping (found ${Array.isArray(values) ? 'a list' : typeof values})`);
   }
-  return { path, values: values as Record<string, unknown> };
+  return { path, values: values as Record<string, unknown>, text };
 }
 
 function fileError(path: string, value: unknown, problem: string): ConfigError {

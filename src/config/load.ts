@@ -26,9 +26,14 @@ interface Origin {
 
 /** loadSettings reads the config file named by --config or FINALIZER_SWEEPER_CONFIG, then resolves; throws ConfigError. */
 export async function loadSettings(input: LoadInput): Promise<Settings> {
+  return (await loadSettingsAndFile(input)).settings;
+}
+
+/** loadSettingsAndFile is loadSettings that also returns the config file it read, if any, as read. */
+export async function loadSettingsAndFile(input: LoadInput): Promise<{ settings: Settings; file: ConfigFile | null }> {
   const where = configPath(input);
   const file = where === null ? null : await readConfigFile(where);
-  return resolveSettings({ ...input, file });
+  return { settings: resolveSettings({ ...input, file }), file };
 }
 
 /** configPath returns the config file to read, if any: --config beats FINALIZER_SWEEPER_CONFIG. */
@@ -46,7 +51,7 @@ export function configPath(input: Pick<LoadInput, 'argv' | 'env'>): ConfigPath |
 }
 
 /** resolveSettings is loadSettings without the file read: pure, for tests and callers that read the file themselves. */
-export function resolveSettings(input: LoadInput & { file: ConfigFile | null }): Settings {
+export function resolveSettings(input: LoadInput & { file: Pick<ConfigFile, 'path' | 'values'> | null }): Settings {
   const settings = structuredClone(DEFAULTS);
   const origins = new Map<string, Origin>();
   const set = (spec: SettingSpec, origin: Origin, textual: boolean): void => {

@@ -14,7 +14,7 @@ export function listFailure(err: unknown, settings: Settings, logger: Logger): n
   }
   if (isNotFound(err)) {
     const o = settings.owner;
-    logger.error({ err: message }, `resource not found: is ${o.resource}.${o.group}/${o.version} installed (see --owner-group/--owner-version/--owner-resource)?`);
+    logger.error({ err: message }, `resource not found: is ${o.resource}.${o.group}/${o.version} installed (see --owner-group/--owner-version/--owner-resource)? If Argo was uninstalled, its CRD deleted with every Workflow: sweep --owner-crd-deleted`);
     return EXIT.badConfig;
   }
   if (isNetworkError(err) || (err instanceof ApiError && err.status >= 500)) {

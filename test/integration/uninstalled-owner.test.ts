@@ -94,6 +94,7 @@ test('after its CRD is deleted: the sweep refuses, typos, dry runs, wrong digest
 
   const plain = await s.sweep(['--output', 'json']);
   assert.equal(plain.code, 2, `the ordinary sweep refuses an unserved owner resource, as before: ${plain.stderr}`);
+  assert.match(plain.stderr, /If Argo was uninstalled, its CRD deleted with every Workflow: sweep --owner-crd-deleted/, 'and points at the way out');
   assert.deepEqual(await podsNow(s.ns), before, 'nothing written');
 
   const explained = await runCli(['explain', 'pod', `${s.ns}/one-1`, '--kubeconfig', kubeconfigPath, '--owner-group', s.group, '--output', 'json', '--log-level', 'warn']);

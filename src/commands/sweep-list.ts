@@ -92,3 +92,13 @@ function wait(ms: number, signal?: AbortSignal): Promise<void> {
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 }
+
+/** trimmed trims a listed object, or logs and skips one that lacks what every object has. */
+export function trimmed<T>(obj: MetaObject, trim: (obj: MetaObject) => T, logger: Pick<Logger, 'warn'>): T | null {
+  try {
+    return trim(obj);
+  } catch (err) {
+    logger.warn({ object: `${obj.metadata?.namespace ?? ''}/${obj.metadata?.name ?? '?'}`, err: (err as Error).message }, 'skipping an object that cannot be read');
+    return null;
+  }
+}

@@ -22,7 +22,7 @@ import { removalPatch } from '../work/removal-patch.ts';
 import { connect } from './connect.ts';
 import { EXIT } from './exit-codes.ts';
 import type { Shutdown } from './shutdown.ts';
-import { listAll } from './sweep-list.ts';
+import { listAll, trimmed } from './sweep-list.ts';
 import { listFailure } from './sweep-failure.ts';
 import { confirmCommand, freedWhenUninstalled, selectionDigest } from './uninstalled-selection.ts';
 import { mismatched, renderUninstalled, totalsOf, type UninstalledPod, type UninstalledReport } from './uninstalled-report.ts';
@@ -107,13 +107,8 @@ async function listFreeable(settings: Settings, apis: ResourceApis, logger: Logg
   const listing = { namespaces: settings.namespaces, pageSize: settings.listPageSize, labelSelector: podListSelector(settings), logger };
   await listAll(apis.pods, listing, stop, (obj) => {
     podsListed++;
-    let pod: PodMeta;
-    try {
-      pod = apis.trimPod(obj);
-    } catch (err) {
-      logger.warn({ object: `${obj.metadata?.namespace ?? ''}/${obj.metadata?.name ?? '?'}`, err: (err as Error).message }, 'skipping an object that cannot be read');
-      return;
-    }
+    const pod = trimmed(obj, apis.trimPod, logger);
+    if (pod === null) return;
     if (freedWhenUninstalled(pod, settings.finalizer)) pods.push(pod);
     else if (pod.finalizers.includes(settings.finalizer)) others++;
   });

@@ -9,13 +9,13 @@ import { podListSelector, type Settings } from '../config/settings.ts';
 import { createLogger, type Logger } from '../log.ts';
 import { Metrics } from '../metrics/metrics.ts';
 import { Store } from '../cache/store.ts';
-import type { MetaObject, PodMeta, WorkflowMeta } from '../kube/objects.ts';
+import type { PodMeta, WorkflowMeta } from '../kube/objects.ts';
 import { startEvents } from '../events/start.ts';
 import { Cleanup } from '../controller/cleanup.ts';
 import { Owners } from '../owners/owners.ts';
 import { resourceApis } from '../controller/api.ts';
 import { connect } from './connect.ts';
-import { listAll } from './sweep-list.ts';
+import { listAll, trimmed } from './sweep-list.ts';
 import { listFailure } from './sweep-failure.ts';
 import { runSweepUninstalled } from './sweep-uninstalled.ts';
 import { EXIT } from './exit-codes.ts';
@@ -136,16 +136,6 @@ async function sweep(settings: Settings, logger: Logger, shutdown: Shutdown, dis
   if (exit !== EXIT.ok) return exit;
   if (summary.interrupted) return EXIT.interrupted;
   return summary.totals.failed > 0 ? EXIT.failed : EXIT.ok;
-}
-
-/** trimmed trims a listed object, or logs and skips one that lacks what every object has. */
-function trimmed<T>(obj: MetaObject, trim: (obj: MetaObject) => T, logger: Logger): T | null {
-  try {
-    return trim(obj);
-  } catch (err) {
-    logger.warn({ object: `${obj.metadata?.namespace ?? ''}/${obj.metadata?.name ?? '?'}`, err: (err as Error).message }, 'skipping an object that cannot be read');
-    return null;
-  }
 }
 
 /** untilIdle resolves once every queued pod is done (retries included), or on stop. */

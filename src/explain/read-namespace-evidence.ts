@@ -10,13 +10,13 @@
 import { podListSelector, type Settings } from '../config/settings.ts';
 import type { Logger } from '../log.ts';
 import type { ApiClient } from '../kube/client.ts';
-import type { MetaObject, PodMeta } from '../kube/objects.ts';
+import type { PodMeta } from '../kube/objects.ts';
 import { isObjectNotFound, isResourceNotServed } from '../kube/errors.ts';
 import { readsNode, type Policy } from '../decide/decide.ts';
 import { WorkflowRecords, type StatusReader } from '../argo/workflow-records.ts';
 import { ownerName, type OwnerReader } from '../owners/resolver.ts';
 import { resourceApis, type ResourceApis } from '../controller/api.ts';
-import { listAll } from '../commands/sweep-list.ts';
+import { listAll, trimmed } from '../commands/sweep-list.ts';
 import { dryRunCommand } from '../commands/uninstalled-selection.ts';
 import { liveOwners, ownerReadNote, uninstalledOwner } from './live-reads.ts';
 import { messageOf, refusal } from './refusal.ts';
@@ -64,7 +64,7 @@ export async function readNamespaceEvidence(settings: Settings, client: ApiClien
   let podsListed = 0;
   await listAll(apis.pods, listing, new AbortController().signal, (obj) => {
     podsListed++;
-    const pod = trimmed(apis, obj);
+    const pod = trimmed(obj, apis.trimPod, logger);
     if (pod !== null && pod.finalizers.length > 0) held.push(pod);
   }).catch((err: unknown) => {
     throw new NamespaceUnreadable('list pods', err);
@@ -241,15 +241,6 @@ async function inLanes<T>(items: T[], each: (item: T) => Promise<void>): Promise
     for (let item = todo.pop(); item !== undefined; item = todo.pop()) await each(item);
   };
   await Promise.all(Array.from({ length: READ_LANES }, lane));
-}
-
-/** trimmed trims a listed pod, or skips one that lacks what every object has (as the sweep does). */
-function trimmed(apis: ResourceApis, obj: MetaObject): PodMeta | null {
-  try {
-    return apis.trimPod(obj);
-  } catch {
-    return null;
-  }
 }
 
 /** resourceName is the owner resource as kubectl and RBAC name it: workflows.argoproj.io. */

@@ -20,6 +20,7 @@ function wirePod(meta: Partial<ObjectMeta> = {}): MetaObject {
       name: 'wf-1',
       uid: 'pod-uid',
       resourceVersion: '42',
+      creationTimestamp: '2026-11-22T04:00:00Z',
       labels: { 'workflows.argoproj.io/workflow': 'wf', 'workflows.argoproj.io/completed': 'false', other: 'x' },
       annotations: { 'workflows.argoproj.io/node-id': 'wf-1' },
       finalizers: ['example.com/keep', FINALIZER],
@@ -29,13 +30,14 @@ function wirePod(meta: Partial<ObjectMeta> = {}): MetaObject {
   };
 }
 
-test('a pod trims to identity, finalizers in order, the two labels, its Workflow owner and its node ID', () => {
+test('a pod trims to identity, creation time, finalizers in order, the two labels, its Workflow owner and its node ID', () => {
   assert.deepEqual(toPodMeta(wirePod(), opts), {
     namespace: 'ns',
     name: 'wf-1',
     uid: 'pod-uid',
     resourceVersion: '42',
     deletionTimestamp: null,
+    createdAt: Date.UTC(2026, 10, 22, 4, 0, 0),
     finalizers: ['example.com/keep', FINALIZER],
     completedLabel: 'false',
     workflowLabel: 'wf',
@@ -56,6 +58,11 @@ const nodeIdCases: Array<{ name: string; meta: Partial<ObjectMeta>; nodeId: stri
 for (const { name, meta, nodeId } of nodeIdCases) {
   test(`node ID: ${name}`, () => assert.equal(toPodMeta(wirePod(meta), opts).nodeId, nodeId));
 }
+
+test('a creationTimestamp missing or unreadable is unknown (null), which only keeps the namespace rule off the pod', () => {
+  assert.equal(toPodMeta(wirePod({ creationTimestamp: undefined }), opts).createdAt, null);
+  assert.equal(toPodMeta(wirePod({ creationTimestamp: 'yesterday' }), opts).createdAt, null);
+});
 
 test('deletionTimestamp becomes epoch milliseconds', () => {
   const pod = toPodMeta(wirePod({ deletionTimestamp: '2026-11-22T05:00:00Z' }), opts);

@@ -45,6 +45,7 @@ export function toPodMeta(obj: MetaObject, opts: PodTrimOptions): PodMeta {
     uid: required(meta, 'uid'),
     resourceVersion: required(meta, 'resourceVersion'),
     deletionTimestamp: deletionTimestampOf(meta),
+    createdAt: creationTimestampOf(meta),
     finalizers,
     completedLabel,
     workflowLabel: workflowLabel === owner?.name ? owner.name : workflowLabel,
@@ -113,6 +114,12 @@ function required(meta: ObjectMeta, field: 'namespace' | 'name' | 'uid' | 'resou
     throw new InvalidObjectError(`object${who} has no metadata.${field}`);
   }
   return v;
+}
+
+/** creationTimestampOf: null when absent or unreadable, which only keeps the namespace rule from applying. */
+function creationTimestampOf(meta: ObjectMeta): number | null {
+  const ms = typeof meta.creationTimestamp === 'string' ? Date.parse(meta.creationTimestamp) : NaN;
+  return Number.isNaN(ms) ? null : ms;
 }
 
 function deletionTimestampOf(meta: ObjectMeta): number | null {

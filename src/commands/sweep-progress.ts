@@ -33,7 +33,7 @@ export class ProgressDisplay {
       const line = () => {
         const s = snapshot();
         this.#stream.write(
-          `sweep: listed ${tally.podsListed}, done ${s.done}/${s.total}, ${verb}: owner-gone ${s.og} pod-deleting ${s.pd} recorded ${s.rc} stale ${s.st}, ${s.rate.toFixed(0)}/s\n`,
+          `sweep: listed ${tally.podsListed}, done ${s.done}/${s.total}, ${verb}: owner-gone ${s.og} namespace-deleting ${s.nd} pod-deleting ${s.pd} recorded ${s.rc} stale ${s.st}, ${s.rate.toFixed(0)}/s\n`,
         );
       };
       const timer = setInterval(line, LINE_EVERY_MS);
@@ -44,7 +44,7 @@ export class ProgressDisplay {
     const bars = new cliProgress.MultiBar(
       {
         stream: this.#stream,
-        format: `sweep {bar} {value}/{total} | ${verb}: owner-gone {og} pod-deleting {pd} recorded {rc} stale {st} | {rateText}/s | ETA {eta_formatted}`,
+        format: `sweep {bar} {value}/{total} | ${verb}: owner-gone {og} namespace-deleting {nd} pod-deleting {pd} recorded {rc} stale {st} | {rateText}/s | ETA {eta_formatted}`,
         barsize: 20,
         hideCursor: true,
         clearOnComplete: false,
@@ -54,7 +54,7 @@ export class ProgressDisplay {
       },
       cliProgress.Presets.shades_classic,
     );
-    const bar = bars.create(0, 0, { og: 0, pd: 0, rc: 0, st: 0, rateText: '0' });
+    const bar = bars.create(0, 0, { og: 0, nd: 0, pd: 0, rc: 0, st: 0, rateText: '0' });
     const redraw = () => {
       const s = snapshot();
       bar.setTotal(s.total);
@@ -89,6 +89,7 @@ function snapshotOf(tally: SweepTally) {
       done,
       rate: seconds > 0 ? tally.removedSoFar() / seconds : 0,
       og: r['owner-gone'].removed,
+      nd: r['namespace-deleting'].removed,
       pd: r['pod-deleting'].removed,
       rc: r.recorded.removed,
       st: r.stale.removed,

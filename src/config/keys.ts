@@ -202,6 +202,11 @@ export const KEYS: readonly SettingSpec[] = [
     parse: oneOf(NODE_STATUS_SCOPES), get: (s) => s.nodeStatus, set: (s, v) => { s.nodeStatus = v; },
   }),
   define({
+    key: 'namespaceDeleting', commands: ALL, group: 'Work:',
+    describe: 'Remove the finalizer of every pod whose namespace is being deleted (reason "namespace-deleting"): its Workflow goes with the namespace. Namespaces are watched (cluster-wide) or read (with --namespace); --namespace-deleting=false turns the rule off and reads no namespace.',
+    parse: boolean, get: (s) => s.namespaceDeleting, set: (s, v) => { s.namespaceDeleting = v; },
+  }),
+  define({
     key: 'dryRun', commands: BOTH, group: 'Work:',
     describe: 'Decide and log, but patch nothing.',
     parse: boolean, get: (s) => s.dryRun, set: (s, v) => { s.dryRun = v; },

@@ -155,7 +155,7 @@ describe('mistakes are ConfigErrors naming the key, its source, the value and wh
     ['a broken label selector', { argv: { 'pod-selector': 'app in (a' } }, { key: 'podSelector' }, /cannot read requirement/],
     ['a finalizer without a domain prefix', { argv: { finalizer: 'status' } }, { key: 'finalizer' }, /no domain prefix/],
     ['an unknown log level', { env: { FINALIZER_SWEEPER_LOG_LEVEL: 'verbose' } }, { key: 'logLevel' }, /allowed: one of debug, info, warn, error/],
-    ['an unknown reason', { command: 'sweep', argv: { reason: 'orphan' } }, { key: 'reason' }, /allowed: one of owner-gone, pod-deleting, recorded, stale/],
+    ['an unknown reason', { command: 'sweep', argv: { reason: 'orphan' } }, { key: 'reason' }, /allowed: one of owner-gone, namespace-deleting, pod-deleting, recorded, stale/],
     ['maxRemovals of 0', { command: 'sweep', argv: { 'max-removals': '0' } }, { key: 'maxRemovals' }, /out of range/],
     ['an empty kubeconfig path from a flag', { argv: { kubeconfig: '' } }, { key: 'kubeconfig' }, /empty/],
     ['a confirm that is no digest', { command: 'sweep', argv: { 'owner-crd-deleted': true, confirm: 'wrongdigest' } }, { key: 'confirm' }, /"wrongdigest": not a digest; allowed: the 16 hexadecimal digits/],

@@ -3,8 +3,8 @@
 // process.env or argv.
 
 /** Reason is why a finalizer may be removed; also the order of urgency (see decide/decide.ts). */
-export type Reason = 'owner-gone' | 'pod-deleting' | 'recorded' | 'stale';
-export const REASONS: readonly Reason[] = ['owner-gone', 'pod-deleting', 'recorded', 'stale'];
+export type Reason = 'owner-gone' | 'namespace-deleting' | 'pod-deleting' | 'recorded' | 'stale';
+export const REASONS: readonly Reason[] = ['owner-gone', 'namespace-deleting', 'pod-deleting', 'recorded', 'stale'];
 
 /** OwnerResource names the owner kind of workflow pods (Argo: argoproj.io/v1alpha1 workflows). */
 export interface OwnerResource {
@@ -72,6 +72,11 @@ export interface Settings {
   resyncPeriodMs: number;
   forceAfterMs: number | null; // null: the `stale` reason is off
   nodeStatus: NodeStatusScope;
+  /**
+   * namespaceDeleting: a pod whose namespace is being deleted loses our finalizer (reason
+   * namespace-deleting); false: namespaces are never read and the rule is off.
+   */
+  namespaceDeleting: boolean;
   dryRun: boolean;
   listPageSize: number;
   /** watchList: first syncs of the controller's caches try a WatchList (controller only). */
@@ -125,6 +130,7 @@ export const DEFAULTS: Settings = {
   resyncPeriodMs: 5 * 60_000,
   forceAfterMs: null,
   nodeStatus: 'terminating',
+  namespaceDeleting: true,
   dryRun: false,
   listPageSize: 500,
   watchList: true,

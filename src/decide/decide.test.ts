@@ -31,6 +31,7 @@ const deleted: OwnerState = { kind: 'gone', because: 'deleted' };
 const deleting: OwnerState = { kind: 'deleting' };
 const unconfirmed: OwnerState = { kind: 'unconfirmed' };
 const unattributable: OwnerState = { kind: 'unattributable' };
+const namespaceDeleting: OwnerState = { kind: 'namespace-deleting' };
 
 const strict: Policy = { finalizer: OURS, forceAfterMs: null, nodeStatus: 'off' };
 const forceAfter10m: Policy = { finalizer: OURS, forceAfterMs: 10 * MINUTE, nodeStatus: 'off' };
@@ -49,6 +50,13 @@ const cases: Array<{ name: string; pod: PodMeta; owner: OwnerState; policy?: Pol
   { name: 'owner being deleted', pod: pod(), owner: deleting, want: { action: 'remove', reason: 'owner-gone', priority: 0, evidence: 'owner' } },
   { name: 'owner gone wins over the pod being unrecorded and Terminating', pod: pod({ deletionTimestamp: terminatingFor(1000) }), owner: gone, want: { action: 'remove', reason: 'owner-gone', priority: 0, evidence: 'owner' } },
   { name: 'owner gone, other finalizers present too', pod: pod({ finalizers: ['a.io/x', OURS, 'b.io/y'] }), owner: gone, want: { action: 'remove', reason: 'owner-gone', priority: 0, evidence: 'owner' } },
+
+  // namespace-deleting, priority 0: the namespace is going, and its Workflows with it.
+  { name: 'namespace being deleted: removed whatever the pod\'s record', pod: pod(), owner: namespaceDeleting, want: { action: 'remove', reason: 'namespace-deleting', priority: 0, evidence: 'namespace' } },
+  { name: 'namespace being deleted, pod Terminating and unrecorded', pod: pod({ deletionTimestamp: terminatingFor(1000) }), owner: namespaceDeleting, want: { action: 'remove', reason: 'namespace-deleting', priority: 0, evidence: 'namespace' } },
+  { name: 'namespace being deleted, pod naming no owner', pod: pod({ owner: null, workflowLabel: null }), owner: namespaceDeleting, want: { action: 'remove', reason: 'namespace-deleting', priority: 0, evidence: 'namespace' } },
+  { name: 'namespace being deleted, pod recorded: still namespace-deleting, the most urgent', pod: pod({ completedLabel: 'true' }), owner: namespaceDeleting, policy: forceAfter10m, want: { action: 'remove', reason: 'namespace-deleting', priority: 0, evidence: 'namespace' } },
+  { name: 'namespace being deleted, our finalizer not there: never written', pod: pod({ finalizers: ['other.io/keep'] }), owner: namespaceDeleting, want: { action: 'none' } },
 
   // A cache miss only asks for a live read, at orphan urgency.
   { name: 'owner missing from the cache is verified first', pod: pod(), owner: unconfirmed, want: { action: 'verify', priority: 0, check: 'owner' } },

@@ -3,12 +3,14 @@
 // (confirming an owner against the API) happens before it is called, in src/owners/.
 //
 // The rules, most urgent first:
-//   owner-gone   (0) the controlling owner no longer exists, exists under a new UID, or is being deleted
-//   pod-deleting (1) the pod is Terminating and the engine has recorded it
-//   recorded     (2) the engine has recorded the pod: the pod's completed label, the Workflow's
-//                    (confirmed by a read), or the pod's node fulfilled in the Workflow as stored
-//                    (read for the pods --node-status covers: src/argo/)
-//   stale        (3) opt-in (--force-after): Terminating for longer than the limit
+//   owner-gone         (0) the controlling owner no longer exists, exists under a new UID, or is being deleted
+//   namespace-deleting (0) the pod's namespace is being deleted: its owner, in that namespace, goes
+//                          with it, and nothing of the namespace can be kept (src/namespaces/)
+//   pod-deleting       (1) the pod is Terminating and the engine has recorded it
+//   recorded           (2) the engine has recorded the pod: the pod's completed label, the
+//                          Workflow's (confirmed by a read), or the pod's node fulfilled in the
+//                          Workflow as stored (read for the pods --node-status covers: src/argo/)
+//   stale              (3) opt-in (--force-after): Terminating for longer than the limit
 // Anything else waits: an owner that is alive and has not recorded the pod still needs its status
 // (Argo #17024: removing the finalizer before the status is saved loses the result).
 
@@ -24,6 +26,12 @@ export type OwnerState =
   | { kind: 'deleting' }
   /** Confirmed against the API (or by a watch DELETE event): absent, or present under another UID. */
   | { kind: 'gone'; because: GoneBecause }
+  /**
+   * The pod's namespace has a deletionTimestamp, seen from the API: the owner, in the same
+   * namespace, is doomed (a namespace's deletion cannot be undone), and so is any need for the
+   * pod's status. Only src/owners reports it, and only when the owner itself is not known gone.
+   */
+  | { kind: 'namespace-deleting' }
   /** Not in the cache, or there under another UID: the cache alone cannot justify a removal. */
   | { kind: 'unconfirmed' }
   /** The pod names no owner: no ownerReference of the owner kind and no workflow label. */
@@ -55,8 +63,8 @@ export type WaitReason = 'owner-alive-unrecorded' | 'owner-alive-offloaded' | 'u
 /** WAIT_REASONS lists every WaitReason, for tallies and metrics. */
 export const WAIT_REASONS: readonly WaitReason[] = ['owner-alive-unrecorded', 'owner-alive-offloaded', 'unattributable'];
 
-/** Evidence is what proved a removal right: the owner's fate, a record of the pod, or the clock. */
-export type Evidence = 'owner' | 'pod-label' | 'workflow-label' | 'node-status' | 'clock';
+/** Evidence is what proved a removal right: the owner's fate, its namespace's, a record of the pod, or the clock. */
+export type Evidence = 'owner' | 'namespace' | 'pod-label' | 'workflow-label' | 'node-status' | 'clock';
 
 export type Decision =
   /** Remove our finalizer now. */
@@ -74,6 +82,7 @@ export type Decision =
 /** PRIORITY maps each reason to its queue priority (0 is served first). */
 export const PRIORITY: Readonly<Record<Reason, number>> = {
   'owner-gone': 0,
+  'namespace-deleting': 0,
   'pod-deleting': 1,
   recorded: 2,
   stale: 3,
@@ -98,6 +107,8 @@ export function decide(pod: PodMeta, owner: OwnerState, now: number, policy: Pol
     case 'gone':
     case 'deleting':
       return remove('owner-gone', 'owner');
+    case 'namespace-deleting':
+      return remove('namespace-deleting', 'namespace');
     case 'unconfirmed':
       return { action: 'verify', priority: PRIORITY['owner-gone'], check: 'owner' };
     case 'unattributable':

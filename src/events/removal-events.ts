@@ -58,7 +58,7 @@ export function removalEvents(emit: (spec: EventSpec) => void, settings: Pick<Se
         return;
       }
       if (level !== 'all' || workflow === null) return;
-      const by = reason === 'owner-gone' ? '' : ` (${RECORD[evidence] ?? evidence})`;
+      const by = reason === 'owner-gone' || reason === 'namespace-deleting' ? '' : ` (${RECORD[evidence] ?? evidence})`;
       emit({ regarding: workflow, type: 'Normal', reason: 'FinalizersRemoved', action: ACTION, note: `Removed finalizer ${finalizer} from ${WHY[reason](owner.kind)}${by} (series count: pods)` });
     },
     unattributable(pod) {
@@ -82,6 +82,7 @@ const RECORD: Partial<Record<Evidence, string>> = {
 
 const WHY: Record<Exclude<Reason, 'stale'>, (kind: string) => string> = {
   'owner-gone': (kind) => `this ${kind}'s pods: the ${kind} is gone or being deleted`,
+  'namespace-deleting': (kind) => `this ${kind}'s pods: their namespace is being deleted`,
   'pod-deleting': (kind) => `this ${kind}'s Terminating pods: the ${kind} has recorded their status`,
   recorded: (kind) => `this ${kind}'s pods: the ${kind} has recorded their status`,
 };

@@ -314,6 +314,8 @@ function removalEvidence(evidence: Evidence | null, kind: string, label: string,
   switch (evidence) {
     case 'owner':
       return `their ${kind} is gone (a live read found none, or another UID under its name) or being deleted`;
+    case 'namespace':
+      return `the namespace is being deleted, and their ${kind} with it`;
     case 'pod-label':
       return `they carry ${label}`;
     case 'workflow-label':

@@ -251,6 +251,8 @@ function evidenceWords(evidence: Evidence, owner: OursReport['owner'], node: Nod
   const wf = `the ${owner.kind} ${owner.name ?? '?'}`;
   const label = `${e.names.completedLabel}=true`;
   switch (evidence) {
+    case 'namespace':
+      return `its namespace ${e.namespace} is being deleted, and ${wf} with it`;
     case 'owner':
       if (owner.state === 'deleting') return `${wf} is being deleted`;
       return owner.because === 'absent' ? `${wf} does not exist (a live read found none)` : `${wf} with UID ${owner.uid ?? '?'} is gone (the name now holds another UID)`;

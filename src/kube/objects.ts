@@ -40,10 +40,19 @@ export interface PodMeta {
   resourceVersion: string;
   /** Milliseconds since the epoch, or null while the pod is not being deleted. */
   deletionTimestamp: number | null;
+  /**
+   * creationTimestamp in milliseconds since the epoch; absent or null when unknown. Only the
+   * namespace rule reads it: a namespace's deletion dooms the pods created before it began
+   * (src/namespaces/namespace-deletions.ts).
+   */
+  createdAt?: number | null;
   finalizers: readonly string[];
   /** The engine's own "recorded" label on the pod (Argo: workflows.argoproj.io/completed). */
   completedLabel: string | null;
-  /** The workflow-name label, the fallback for attribution when no owner reference fits. */
+  /**
+   * The workflow-name label, the fallback for attribution when no owner reference fits; null
+   * when another kind (or group) controls the pod, which no label can then attribute.
+   */
   workflowLabel: string | null;
   /** The controlling ownerReference of the configured owner kind, if any. */
   owner: { name: string; uid: string } | null;

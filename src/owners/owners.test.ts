@@ -7,6 +7,7 @@ import { ApiError } from '../kube/errors.ts';
 import { recordingLogger } from '../log.ts';
 import { FakeClock } from '../queue/fake-clock.ts';
 import type { OwnerConfirmation } from '../metrics/metrics.ts';
+import { NamespaceReadings } from '../namespaces/namespace-deletions.ts';
 
 const OWNER = { group: 'argoproj.io', version: 'v1alpha1', resource: 'workflows', kind: 'Workflow' };
 const notServed = () => new ApiError(404, 'NotFound', 'the server could not find the requested resource');
@@ -23,7 +24,7 @@ function pod(over: Partial<PodMeta> = {}): PodMeta {
 }
 
 /** owners builds an Owners over a one-entry cache and a scripted live read. */
-function owners(o: { cached?: WorkflowMeta; read?: () => Promise<WorkflowMeta | null> } = {}) {
+function owners(o: { cached?: WorkflowMeta; read?: () => Promise<WorkflowMeta | null>; namespaces?: NamespaceReadings } = {}) {
   const { logger, records } = recordingLogger();
   const clock = new FakeClock(1_000);
   const confirmations: OwnerConfirmation[] = [];
@@ -44,6 +45,7 @@ function owners(o: { cached?: WorkflowMeta; read?: () => Promise<WorkflowMeta | 
     now: () => clock.now(),
     clock,
     quietMs: 60_000,
+    ...(o.namespaces !== undefined ? { namespaces: o.namespaces } : {}),
   });
   return { owners, clock, records, confirmations, servedGauge, reads: () => reads, servedAgain: () => servedAgain };
 }
@@ -128,3 +130,31 @@ test('owners: a gone owner is forgotten once no cached pod names it; a pod namin
   assert.deepEqual(await confirmed(h.owners, pod()), { kind: 'gone', because: 'absent' });
   assert.equal(h.reads(), 1);
 });
+
+// The namespace rule: the pod's namespace seen being deleted dooms its owner (src/namespaces/).
+const CREATED = Date.parse('2026-11-22T10:00:00Z');
+const deletingSince = (ms: number | null) => {
+  const n = new NamespaceReadings();
+  n.set('ns', ms);
+  return n;
+};
+const namespaceCases: { name: string; namespaces?: NamespaceReadings; pod: PodMeta; cached?: WorkflowMeta; read?: () => Promise<WorkflowMeta | null>; outage?: boolean; want: OwnerState | string; reads: number }[] = [
+  { name: 'a live owner in a namespace being deleted: doomed, without a read', namespaces: deletingSince(CREATED + 60_000), pod: pod({ createdAt: CREATED }), cached: workflow(), want: { kind: 'namespace-deleting' }, reads: 0 },
+  { name: 'an owner missing from the cache, namespace being deleted: doomed, without a read', namespaces: deletingSince(CREATED), pod: pod({ createdAt: CREATED }), read: async () => workflow(), want: { kind: 'namespace-deleting' }, reads: 0 },
+  { name: 'an unattributable pod in a namespace being deleted: doomed too', namespaces: deletingSince(CREATED), pod: pod({ createdAt: CREATED, owner: null, workflowLabel: null }), want: { kind: 'namespace-deleting' }, reads: 0 },
+  { name: 'during an owner outage the namespace still speaks', namespaces: deletingSince(CREATED), pod: pod({ createdAt: CREATED }), outage: true, want: { kind: 'namespace-deleting' }, reads: 0 },
+  { name: 'an owner being deleted stays owner-gone', namespaces: deletingSince(CREATED), pod: pod({ createdAt: CREATED }), cached: workflow({ deletionTimestamp: 5 }), want: { kind: 'deleting' }, reads: 0 },
+  { name: 'a pod created after the deletion began belongs to a namespace created again under the name', namespaces: deletingSince(CREATED - 1_000), pod: pod({ createdAt: CREATED }), read: async () => workflow(), want: { kind: 'alive', completed: 'no' }, reads: 1 },
+  { name: 'a pod whose creation time is unknown is not doomed', namespaces: deletingSince(CREATED), pod: pod(), read: async () => workflow(), want: { kind: 'alive', completed: 'no' }, reads: 1 },
+  { name: 'a namespace not seen being deleted changes nothing', namespaces: deletingSince(null), pod: pod({ createdAt: CREATED }), read: async () => workflow(), want: { kind: 'alive', completed: 'no' }, reads: 1 },
+  { name: 'with the rule off (no namespaces given) nothing is doomed', pod: pod({ createdAt: CREATED }), read: async () => workflow(), want: { kind: 'alive', completed: 'no' }, reads: 1 },
+];
+for (const c of namespaceCases) {
+  test(`owners, namespace rule: ${c.name}`, async () => {
+    const h = owners({ ...(c.cached ? { cached: c.cached } : {}), ...(c.read ? { read: c.read } : {}), ...(c.namespaces ? { namespaces: c.namespaces } : {}) });
+    if (c.outage === true) h.owners.listPath.notServed(notServed());
+    if (typeof c.want !== 'string' && c.want.kind === 'namespace-deleting') assert.deepEqual(h.owners.cachedState(c.pod), c.want, 'the cache alone says so');
+    assert.deepEqual(await confirmed(h.owners, c.pod), c.want);
+    assert.equal(h.reads(), c.reads);
+  });
+}

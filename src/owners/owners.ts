@@ -11,7 +11,9 @@
 //     aggregation layer in a bad state can fake a missing object, so while any path sees the
 //     resource unserved (availability.ts), such a conclusion is held back: cachedState reports
 //     the owner unconfirmed, and confirmedState fails with OwnerEvidenceHeld, which the reconcile
-//     step treats as an outage (the key waits and is tried again).
+//     step treats as an outage (the key waits and is tried again);
+//   - the pod's namespace seen being deleted (src/namespaces/): its owners, in that namespace, are
+//     doomed, and no read is needed; an owner already known gone or deleting says so instead.
 // The cache alone never proves an owner gone; resolver.ts says how reads are shared and when a
 // read may answer for a pod.
 
@@ -24,6 +26,7 @@ import { isForbidden, isResourceNotServed } from '../kube/errors.ts';
 import type { Clock } from '../queue/clock.ts';
 import { OwnerAvailability } from './availability.ts';
 import { OwnerResolver, type OwnerCache, type OwnerReader } from './resolver.ts';
+import { dooms, type NamespaceDeletions } from '../namespaces/namespace-deletions.ts';
 
 /** OwnerEvidenceHeld: an owner found missing while the owner resource is not served proves nothing yet. */
 export class OwnerEvidenceHeld extends Error {
@@ -44,6 +47,8 @@ export interface OwnersOptions {
   outageConsequence: string;
   /** Told when the owner resource is served again after an outage. */
   onServedAgain?: () => void;
+  /** The namespaces seen being deleted; absent: the namespace rule is off (--namespace-deleting=false). */
+  namespaces?: NamespaceDeletions;
   now?: () => number;
   clock?: Clock;
   quietMs?: number;
@@ -125,6 +130,7 @@ export class Owners {
   /** cachedState is what the cache and the evidence handed in say, without a read. */
   cachedState(pod: PodMeta): OwnerState {
     const s = this.#resolver.cachedState(pod);
+    if (this.#doomedByNamespace(pod, s)) return { kind: 'namespace-deleting' };
     return this.#held(s) ? { kind: 'unconfirmed' } : s;
   }
 
@@ -135,7 +141,10 @@ export class Owners {
    * the resource is not served.
    */
   async confirmedState(pod: PodMeta, observedAt: number, priority: number, signal?: AbortSignal): Promise<OwnerState> {
+    const cached = this.cachedState(pod);
+    if (cached.kind === 'namespace-deleting') return cached; // no read can change that
     const s = await this.#resolver.confirmedState(pod, observedAt, priority, signal);
+    if (this.#doomedByNamespace(pod, s)) return { kind: 'namespace-deleting' };
     if (this.#held(s)) throw new OwnerEvidenceHeld();
     return s;
   }
@@ -143,6 +152,16 @@ export class Owners {
   /** stop cancels the outage bookkeeping's timer. */
   stop(): void {
     this.#availability.stop();
+  }
+
+  /**
+   * #doomedByNamespace: the pod's namespace is being deleted, and s does not already condemn the
+   * owner itself (then owner-gone says more). The namespace's word needs no owner read, and no
+   * served owner resource.
+   */
+  #doomedByNamespace(pod: PodMeta, s: OwnerState): boolean {
+    const condemned = (s.kind === 'gone' || s.kind === 'deleting') && !this.#held(s);
+    return !condemned && this.#o.namespaces !== undefined && dooms(this.#o.namespaces.deletingSince(pod.namespace), pod.createdAt ?? null);
   }
 
   #held(s: OwnerState): boolean {

@@ -11,8 +11,11 @@ export type PatchVerdict =
   | { result: 'invalid'; fields: Array<{ field: string; message: string }>; message: string }
   /** An admission webhook denied the UPDATE: `webhook` is its name as the server reported it. */
   | { result: 'denied-by-webhook'; webhook: string; status: number; message: string }
-  /** A ValidatingAdmissionPolicy denied it (its name, and the binding's). */
-  | { result: 'denied-by-policy'; policy: string; binding: string | null; message: string }
+  /**
+   * A ValidatingAdmissionPolicy denied it: its name, the binding's, and `denial`, the policy's
+   * own words (its validation's message, or why its binding could not be configured).
+   */
+  | { result: 'denied-by-policy'; policy: string; binding: string | null; denial: string; message: string }
   /** 403 from RBAC: the verb and resource missing. */
   | { result: 'forbidden'; verb: string; resource: string; message: string }
   /** 409: the pod changed between the read and the patch; explain again. */
@@ -23,8 +26,13 @@ export type PatchVerdict =
 
 // apiserver's admission plugin: `admission webhook "NAME" denied the request: REASON`.
 const WEBHOOK = /admission webhook "([^"]+)" denied the request/;
-// apiserver's validating admission policy: `ValidatingAdmissionPolicy 'P' with binding 'B' denied request: ...`.
-const POLICY = /ValidatingAdmissionPolicy '([^']+)'(?: with binding '([^']+)')? denied request/;
+// apiserver's validating admission policy (k8s.io/apiserver, pkg/admission/plugin/policy/validating/
+// dispatcher.go, the same words from 1.28 to 1.37): `ValidatingAdmissionPolicy 'P' with binding 'B'
+// denied request: DENIAL`, without the binding when the policy itself is broken. The Status's message
+// wraps it (`pods "p" is forbidden: ...`) and one of its causes carries it bare; the code is 422
+// unless the validation names a reason (403 for Forbidden). Names cannot hold a quote (DNS
+// subdomains); the denial, from a messageExpression, may span lines.
+const POLICY = /ValidatingAdmissionPolicy '([^']+)'(?: with binding '([^']+)')? denied request(?:: ([\s\S]*))?/;
 // RBAC's forbidden message: `User "u" cannot patch resource "pods" in API group "" ...`.
 const RBAC = /cannot (\w+) resource "([^"]+)"/;
 
@@ -38,8 +46,8 @@ export function patchVerdict(err?: unknown): PatchVerdict {
   const { message } = err;
   const webhook = WEBHOOK.exec(message);
   if (webhook !== null) return { result: 'denied-by-webhook', webhook: webhook[1] as string, status: err.status, message };
-  const policy = POLICY.exec(message);
-  if (policy !== null) return { result: 'denied-by-policy', policy: policy[1] as string, binding: policy[2] ?? null, message };
+  const policy = [message, ...err.causes.map((c) => c.message)].map((m) => POLICY.exec(m)).find((m) => m !== null);
+  if (policy !== undefined) return { result: 'denied-by-policy', policy: policy[1] as string, binding: policy[2] ?? null, denial: (policy[3] ?? '').trim(), message };
   switch (err.status) {
     case 422:
       return { result: 'invalid', fields: err.causes.map((c) => ({ field: c.field, message: c.message })), message };
@@ -68,7 +76,7 @@ export function describePatchVerdict(v: PatchVerdict): string {
     case 'denied-by-webhook':
       return `denied by the admission webhook "${v.webhook}" (HTTP ${v.status}): ${v.message}`;
     case 'denied-by-policy':
-      return `denied by the ValidatingAdmissionPolicy "${v.policy}"${v.binding === null ? '' : ` (binding "${v.binding}")`}: ${v.message}`;
+      return `denied by the ValidatingAdmissionPolicy "${v.policy}"${v.binding === null ? '' : ` (binding "${v.binding}")`}: ${v.denial === '' ? v.message : v.denial}`;
     case 'forbidden':
       return `forbidden, 403: these credentials may not ${v.verb} ${v.resource}; the controller's account needs that verb too`;
     case 'conflict':

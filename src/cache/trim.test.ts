@@ -50,7 +50,7 @@ test('a pod trims to identity, creation time, finalizers in order, the two label
 const nodeIdCases: Array<{ name: string; meta: Partial<ObjectMeta>; nodeId: string | null }> = [
   { name: 'the node-id annotation', meta: {}, nodeId: 'wf-1' },
   { name: 'derived from the node-name annotation, as Argo does', meta: { annotations: { 'workflows.argoproj.io/node-name': 'wf[0].a' } }, nodeId: 'wf-3986212215' }, // Go's hash/fnv New32a of "wf[0].a"
-  { name: 'the pod name, without either annotation', meta: { annotations: {} }, nodeId: 'wf-1' },
+  { name: 'Argo\'s NodeID(""), not the pod name, without either annotation', meta: { annotations: {} }, nodeId: 'wf-2166136261' }, // as woc.nodeID: a missing node-name reads as ""
   { name: 'none for a recorded pod', meta: { labels: { 'workflows.argoproj.io/completed': 'true' } }, nodeId: null },
   { name: 'none without our finalizer', meta: { finalizers: ['example.com/keep'] }, nodeId: null },
   { name: 'none without an owner reference', meta: { ownerReferences: [] }, nodeId: null },
@@ -95,6 +95,24 @@ test('a reference of another kind in the right group is not the owner, even as c
   );
   assert.equal(pod.owner?.uid, 'y');
 });
+
+// A controlling reference of another kind or group leaves the label nothing to attribute: with
+// --owner-kind CronWorkflow, an Argo pod (controlled by its Workflow) must not be judged by the
+// CronWorkflow that happens to bear its label's name.
+const labelAttribution: { name: string; refs: OwnerRef[]; owner?: typeof DEFAULTS.owner; label: string | null }[] = [
+  { name: 'no reference at all', refs: [], label: 'wf' },
+  { name: 'a controlling Workflow, the owner configured as CronWorkflow', refs: [workflowRef()], owner: { ...DEFAULTS.owner, resource: 'cronworkflows', kind: 'CronWorkflow' }, label: null },
+  { name: 'a controlling Workflow of another group', refs: [workflowRef({ apiVersion: 'example.com/v1' })], label: null },
+  { name: 'a controlling ReplicaSet', refs: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'rs', uid: 'rs-uid', controller: true }], label: null },
+  { name: 'a reference of another kind that does not control', refs: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'rs', uid: 'rs-uid' }], label: 'wf' },
+  { name: 'its own controlling reference', refs: [workflowRef()], label: 'wf' },
+];
+for (const c of labelAttribution) {
+  test(`the workflow label attributes the pod (${c.name}): ${c.label === null ? 'no' : 'yes'}`, () => {
+    const pod = toPodMeta(wirePod({ ownerReferences: c.refs }), { ...opts, owner: c.owner ?? DEFAULTS.owner });
+    assert.equal(pod.workflowLabel, c.label);
+  });
+}
 
 test('the owner matches in any version of its group', () => {
   const pod = toPodMeta(wirePod({ ownerReferences: [workflowRef({ apiVersion: 'argoproj.io/v1beta1' })] }), opts);

@@ -33,7 +33,10 @@ export interface PodTrimOptions {
 export function toPodMeta(obj: MetaObject, opts: PodTrimOptions): PodMeta {
   const meta = metadataOf(obj);
   const owner = ownerOf(meta, opts.owner, opts.owners);
-  const workflowLabel = labelOf(meta, opts.conventions.workflowLabel);
+  // The label attributes a pod only when no other controller owns it: with --owner-kind
+  // CronWorkflow, Argo's pods (controlled by their Workflow) must not be judged by a
+  // CronWorkflow of the label's name.
+  const workflowLabel = owner === null && controlledByOther(meta, opts.owner) ? null : labelOf(meta, opts.conventions.workflowLabel);
   const completedLabel = internOrNull(labelOf(meta, opts.conventions.completedLabel));
   const finalizers = sharedList(finalizersOf(meta, opts.finalizer));
   const name = required(meta, 'name');
@@ -50,7 +53,7 @@ export function toPodMeta(obj: MetaObject, opts: PodTrimOptions): PodMeta {
     completedLabel,
     workflowLabel: workflowLabel === owner?.name ? owner.name : workflowLabel,
     owner,
-    nodeId: mayWait && owner !== null ? nodeIdOf(annotationsOf(meta), owner.name, name) : null,
+    nodeId: mayWait && owner !== null ? nodeIdOf(annotationsOf(meta), owner.name) : null,
   };
   return Object.freeze(pod);
 }
@@ -86,6 +89,12 @@ function ownerOf(meta: ObjectMeta, owner: OwnerResource, table: OwnerTable | und
   const ref = matching.find((r) => r.controller === true) ?? matching[0];
   if (ref === undefined) return null;
   return table?.shared(ref.name, ref.uid) ?? Object.freeze({ name: ref.name, uid: ref.uid });
+}
+
+/** controlledByOther: the pod's controlling ownerReference names another kind or group than the owner's. */
+function controlledByOther(meta: ObjectMeta, owner: OwnerResource): boolean {
+  const refs = Array.isArray(meta.ownerReferences) ? meta.ownerReferences : [];
+  return refs.some((r) => isOwnerRef(r) && r.controller === true && (r.kind !== owner.kind || groupOf(r.apiVersion) !== owner.group));
 }
 
 function isOwnerRef(r: unknown): r is OwnerRef {

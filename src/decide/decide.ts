@@ -138,6 +138,16 @@ export function readsNode(pod: PodMeta, policy: Policy): boolean {
   return policy.nodeStatus === 'all' || pod.deletionTimestamp !== null;
 }
 
+/**
+ * recordedByLabel is the decision for a pod whose owner cannot be read (its resource not served,
+ * the read refused or failing): the pod's own completed label needs no owner, since Argo sets it
+ * only once the Workflow as stored holds the pod's result. Null when the pod has no such label.
+ */
+export function recordedByLabel(pod: PodMeta, policy: Policy): Decision | null {
+  if (!pod.finalizers.includes(policy.finalizer) || pod.completedLabel !== 'true') return null;
+  return remove(pod.deletionTimestamp !== null ? 'pod-deleting' : 'recorded', 'pod-label');
+}
+
 function remove(reason: Reason, evidence: Evidence): Decision {
   return { action: 'remove', reason, priority: PRIORITY[reason], evidence };
 }

@@ -191,6 +191,37 @@ test('reconcile: a refused owner read fails without writing', async () => {
   assert.equal(h.writes.length, 0);
 });
 
+// A pod Argo labelled recorded needs no owner: an owner that cannot be read holds it back for no
+// reason (Argo's CRD missing at start). Without that label, the same failures write nothing.
+const unreadableOwner: { name: string; failure: () => Error }[] = [
+  { name: 'the owner resource not served', failure: () => new ApiFailure('not-served') },
+  { name: 'owner evidence held', failure: () => new OwnerEvidenceHeld() },
+  { name: 'the owner read forbidden', failure: () => new ApiFailure('forbidden') },
+  { name: 'the owner read refused', failure: () => new ApiFailure('rejected') },
+];
+for (const u of unreadableOwner) {
+  for (const labelled of [true, false]) {
+    test(`reconcile: ${u.name}: a pod ${labelled ? 'labelled recorded is freed on its label' : 'not labelled recorded keeps our finalizer'}`, async () => {
+      const owners = {
+        cachedState: (): OwnerState => ({ kind: 'unconfirmed' }),
+        confirmedState: async (): Promise<OwnerState> => {
+          throw u.failure();
+        },
+        now: () => 0,
+      };
+      const h = harness({ cached: pod({ completedLabel: labelled ? 'true' : 'false' }), over: { owners, classify: (e) => (e instanceof ApiFailure ? classify(e) : classifyApiError(e)) } });
+      const out = await h.r.reconcile('ns/p', 0);
+      if (labelled) {
+        assert.deepEqual([out.kind, 'reason' in out ? out.reason : null, 'evidence' in out ? out.evidence : null], ['removed', 'recorded', 'pod-label']);
+        assert.deepEqual(h.writes, [{ metadata: { resourceVersion: '10', finalizers: ['a.io/first'] } }]);
+      } else {
+        assert.notEqual(out.kind, 'removed');
+        assert.equal(h.writes.length, 0);
+      }
+    });
+  }
+}
+
 test('reconcile: dry run decides and writes nothing', async () => {
   const h = harness({ cached: pod(), over: { dryRun: true } });
   assert.deepEqual(await h.r.reconcile('ns/p', 2), { kind: 'dry-run', reason: 'recorded', evidence: 'pod-label', conflicts: 0 });

@@ -4,7 +4,7 @@
 // qualify), and retry with jittered backoff. The result tells the worker what to do with the key.
 
 import pRetry from 'p-retry';
-import { decide, type Evidence, type Policy, type WaitReason } from '../decide/decide.ts';
+import { decide, recordedByLabel, type Evidence, type Policy, type WaitReason } from '../decide/decide.ts';
 import type { OwnerState } from '../decide/decide.ts';
 import type { RecordVerdict } from '../argo/workflow-records.ts';
 import type { PodMeta } from '../kube/objects.ts';
@@ -145,8 +145,16 @@ export class Reconciler {
     let owner = o.owners.cachedState(s.pod);
     let decision = decide(s.pod, owner, this.#now(), o.policy);
     if (decision.action === 'verify' && decision.check === 'owner') {
-      owner = await this.#readOwner(() => o.owners.confirmedState(s.pod, s.observedAt, priority, signal));
-      decision = decide(s.pod, owner, this.#now(), o.policy);
+      try {
+        owner = await this.#readOwner(() => o.owners.confirmedState(s.pod, s.observedAt, priority, signal));
+        decision = decide(s.pod, owner, this.#now(), o.policy);
+      } catch (err) {
+        // An owner that cannot be read (its CRD missing, the read refused) holds back no pod
+        // that Argo labelled recorded.
+        const byLabel = err instanceof TryAgain ? null : recordedByLabel(s.pod, o.policy);
+        if (byLabel === null) throw err;
+        decision = byLabel;
+      }
     }
     if (decision.action === 'verify' && decision.check === 'node' && o.records !== undefined) {
       // Read at the decision's own priority: below the orphans' lane, whatever the key had.

@@ -109,6 +109,8 @@ test('a store holds objects of several namespaces apart, counts them, and treats
   assert.equal(store.size, 3);
   assert.deepEqual([...store.keys()].sort(), ['a/x', 'a/y', 'b/x']);
   assert.deepEqual([...store.values()].map((o) => o.v).sort(), [2, 3, 4]);
+  assert.deepEqual([...store.valuesIn('a')].map((o) => o.v).sort(), [3, 4]);
+  assert.deepEqual([...store.valuesIn('c')], []);
   for (const key of ['ax', 'a', '', 'x']) {
     assert.equal(store.get(key), undefined, key);
     assert.equal(store.has(key), false, key);

@@ -66,6 +66,12 @@ export class Store<T extends Keyed> {
   *values(): IterableIterator<T> {
     for (const names of this.#byNamespace.values()) yield* names.values();
   }
+
+  /** valuesIn yields the objects of one namespace. */
+  *valuesIn(namespace: string): IterableIterator<T> {
+    const names = this.#byNamespace.get(namespace);
+    if (names !== undefined) yield* names.values();
+  }
 }
 
 /**

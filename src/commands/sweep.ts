@@ -3,7 +3,8 @@
 // confirmed (one read each), then the workers drain the queue, most urgent first, and the command
 // exits once every queued pod is done. It takes no lease: every write carries its
 // resourceVersion, so it is safe beside a running controller. With --owner-crd-deleted it runs
-// the mode for an uninstalled owner resource instead (sweep-uninstalled.ts).
+// the mode for an uninstalled owner resource instead (sweep-uninstalled.ts). Namespaces being
+// deleted are read before the pods (sweep-namespaces.ts): their pods go (namespace-deleting).
 
 import { podListSelector, type Settings } from '../config/settings.ts';
 import { createLogger, type Logger } from '../log.ts';
@@ -16,6 +17,8 @@ import { Owners } from '../owners/owners.ts';
 import { resourceApis } from '../controller/api.ts';
 import { connect } from './connect.ts';
 import { listAll, trimmed } from './sweep-list.ts';
+import { readNamespaceDeletions } from './sweep-namespaces.ts';
+import { NamespaceReadings } from '../namespaces/namespace-deletions.ts';
 import { listFailure } from './sweep-failure.ts';
 import { runSweepUninstalled } from './sweep-uninstalled.ts';
 import { EXIT } from './exit-codes.ts';
@@ -58,6 +61,7 @@ async function sweep(settings: Settings, logger: Logger, shutdown: Shutdown, dis
   const tries = new Map<string, number>();
   let removalsLeft = settings.maxRemovals ?? Infinity;
   const events = startEvents({ settings, client, metrics, logger, command: 'sweep' });
+  const namespaces = settings.namespaceDeleting ? new NamespaceReadings() : null;
   const owners = new Owners({
     owner: settings.owner,
     cache: { get: (namespace, name) => workflows.get(`${namespace}/${name}`) },
@@ -65,6 +69,7 @@ async function sweep(settings: Settings, logger: Logger, shutdown: Shutdown, dis
     metrics,
     logger,
     outageConsequence: 'No pod is freed on an owner found missing while it is not served; the pods concerned are reported as failed',
+    ...(namespaces !== null ? { namespaces } : {}),
   });
   const cleanup = new Cleanup({
     settings,
@@ -96,6 +101,7 @@ async function sweep(settings: Settings, logger: Logger, shutdown: Shutdown, dis
   display.start(tally, settings.dryRun);
   let exit: number = EXIT.ok;
   try {
+    if (namespaces !== null) await readNamespaceDeletions(settings, client, logger, namespaces, shutdown.stop);
     const listing = { namespaces: settings.namespaces, pageSize: settings.listPageSize, logger };
     await listAll(apis.workflows, listing, shutdown.stop, (obj) => {
       const wf = trimmed(obj, apis.trimWorkflow, logger);

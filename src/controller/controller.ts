@@ -1,6 +1,7 @@
 // Controller is the long-running finalizer-sweeper: two metadata-only watch caches (owners, then
 // pods), event handlers that only compute a key and a priority, a periodic resync from memory,
-// and the shared Cleanup machinery worked while this replica leads.
+// and the shared Cleanup machinery worked while this replica leads. Beside them, the namespaces
+// being deleted (namespace-source.ts), whose pods are decided again when one is.
 
 import { podListSelector, type Settings } from '../config/settings.ts';
 import type { Logger } from '../log.ts';
@@ -17,6 +18,7 @@ import { Source, type PodSource, type WorkflowSource } from './sources.ts';
 import { resourceApis } from './api.ts';
 import { PodStore, Store } from '../cache/store.ts';
 import type { RemovalEvents } from '../events/removal-events.ts';
+import { namespaceSource, type NamespaceSource } from './namespace-source.ts';
 
 /** How often pods_waiting is recounted from the cache. */
 const WAITING_RECOUNT_MS = 15_000;
@@ -27,6 +29,8 @@ export class Controller {
   readonly #o: { settings: Settings; metrics: Metrics; logger: Logger };
   readonly #pods: PodSource;
   readonly #workflows: WorkflowSource;
+  /** The namespaces seen being deleted; null when the rule is off (--namespace-deleting=false). */
+  readonly namespaces: NamespaceSource | null;
   /** Pods attributed by the workflow label only (no ownerReference): "namespace/workflow" → pod keys. */
   readonly #byLabel = new Map<string, Set<string>>();
   /** #leading: lead() is working the queue. */
@@ -41,6 +45,7 @@ export class Controller {
     this.#recovery = new RecoveryResync(() => this.#recover());
     const workflowStore = new Store<WorkflowMeta>();
     const podStore = new PodStore();
+    this.namespaces = namespaceSource({ ...o, onDeleting: (namespace) => this.#namespaceDeleting(namespace) });
     // Owners and Cleanup exist before the sources whose handlers feed them.
     this.owners = new Owners({
       owner: o.settings.owner,
@@ -50,6 +55,7 @@ export class Controller {
       logger: o.logger,
       outageConsequence: 'Retrying until it is served; meanwhile no pod is freed on an owner found missing (only on one seen deleted), and the controller stays unready',
       onServedAgain: () => this.#recovery.request(),
+      ...(this.namespaces !== null ? { namespaces: this.namespaces } : {}),
     });
     this.cleanup = new Cleanup({
       settings: o.settings,
@@ -140,12 +146,13 @@ export class Controller {
    * first page of the pod list can be decided (and orphans queued) at once.
    */
   async runCaches(signal: AbortSignal): Promise<void> {
+    const namespaces = this.namespaces?.run(signal);
     const workflows = this.#workflows.run(signal);
     await this.#workflows.waitForSync(signal);
     const pods = this.#pods.run(signal);
     const recount = setInterval(() => this.#recountWaiting(), WAITING_RECOUNT_MS);
     try {
-      await Promise.all([workflows, pods]);
+      await Promise.all([namespaces, workflows, pods]);
     } finally {
       clearInterval(recount);
     }
@@ -204,6 +211,13 @@ export class Controller {
   #observe(pod: PodMeta): void {
     this.cleanup.noteSeen(pod);
     if (this.#leading) this.#recheckWhenStale(pod, this.cleanup.triage(pod));
+  }
+
+  /** #namespaceDeleting re-triages the pods of a namespace newly seen being deleted. */
+  #namespaceDeleting(namespace: string): void {
+    if (!this.#leading || !this.#pods.hasStarted()) return; // lead() and the initial pod list decide them
+    this.#o.logger.info({ namespace }, 'namespace being deleted: its pods lose our finalizer (namespace-deleting)');
+    for (const pod of this.#pods.store.valuesIn(namespace)) this.#recheckWhenStale(pod, this.cleanup.triage(pod));
   }
 
   /** #ownerChanged re-triages the pods of an owner whose state may have changed their decision. */

@@ -10,14 +10,16 @@ import { isResourceNotServed } from '../kube/errors.ts';
 import { confirmOwnerUninstalled, crdNameOf } from '../owners/crd-absence.ts';
 import { Owners } from '../owners/owners.ts';
 import type { OwnerReader } from '../owners/resolver.ts';
+import type { NamespaceDeletions } from '../namespaces/namespace-deletions.ts';
 import { refusal } from './refusal.ts';
 
 /**
  * liveOwners is src/owners with an empty cache: what it concludes of an owner comes from a live
  * read, under the controller's own rules. Its log lines speak of the controller's retries; the
  * reports say the same in their own words instead, so it logs nothing. stop() it when done.
+ * `namespaces` are the namespaces read being deleted (absent: the rule is off).
  */
-export function liveOwners(settings: Settings, read: OwnerReader): Owners {
+export function liveOwners(settings: Settings, read: OwnerReader, namespaces?: NamespaceDeletions): Owners {
   return new Owners({
     owner: settings.owner,
     cache: { get: () => undefined },
@@ -25,6 +27,7 @@ export function liveOwners(settings: Settings, read: OwnerReader): Owners {
     metrics: { ownerConfirmation: () => undefined, ownerResourceServed: () => undefined },
     logger: silentLogger(),
     outageConsequence: 'explain reports the owner unconfirmed',
+    ...(namespaces !== undefined ? { namespaces } : {}),
   });
 }
 

@@ -156,7 +156,8 @@ export interface NextSteps {
   ownersHolding: number;
   /**
    * In a Terminating namespace, the command that deletes the owners listed: the namespace
-   * controller deletes them only once their pods are gone, and their pods wait for them.
+   * controller deletes them only once their pods are gone, and their pods wait for them. Pods
+   * wait there only with the namespace rule off (--namespace-deleting=false).
    */
   deleteOwners: string | null;
   /** Pods with ours that name no owner: no sweep frees them. */

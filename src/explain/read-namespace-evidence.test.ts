@@ -82,6 +82,22 @@ test('reads nothing but GETs and lists; one read per owner, however many pods na
   assert.deepEqual(r.next.sweep?.argv, ['sweep', '--namespace', 'ns', '--events', 'none']);
 });
 
+test('a namespace being deleted dooms the pods created before its deletion: no owner or Workflow is read, and the sweep frees them; with the rule off they wait as before', async () => {
+  const created = (p: ReturnType<typeof podObject>) => ({ metadata: { ...p.metadata, creationTimestamp: '2026-11-26T11:00:00Z' } });
+  const routes = { ...ALL_GOOD, [`GET ${PODS_PATH}`]: (o: RequestOptions) => ({ metadata: { resourceVersion: '9' }, items: (o.query?.['labelSelector'] === undefined ? PODS : WATCHED).map(created) }) };
+  const { client, requests } = scriptedClient(routes);
+  const r = buildNamespaceReport(await read(client));
+  assert.deepEqual(requests.filter((o) => o.path.startsWith(WORKFLOWS)), [], 'no owner read, no stored Workflow read');
+  const verdicts = r.finalizers.find((g) => g.party === 'ours')?.verdicts?.map((v) => [v.action, v.reason ?? v.why ?? v.check, v.pods]);
+  assert.deepEqual(verdicts, [['remove', 'namespace-deleting', 63], ['not-watched', null, 1]]);
+  assert.match(r.finalizers[0]?.verdicts?.[0]?.says ?? '', /the namespace is being deleted, and their Workflow with it/);
+  assert.deepEqual([r.next.sweep?.pods, r.next.ownersHolding, r.next.deleteOwners], [63, 0, null]);
+
+  const off = scriptedClient(routes);
+  const kept = buildNamespaceReport(await readNamespaceEvidence({ ...DEFAULTS, namespaceDeleting: false }, off.client, 'ns', silentLogger()));
+  assert.match(kept.next.deleteOwners ?? '', /^kubectl -n ns delete workflows.argoproj.io live-00 /);
+});
+
 test('a namespace that does not exist: nothing else is read', async () => {
   const { client, requests } = scriptedClient({ [`GET ${NS_PATH}`]: () => ApiError.fromStatus({ code: 404, reason: 'NotFound', message: 'namespaces "ns" not found', details: { name: 'ns', kind: 'namespaces' } }, 404, null, { group: '', resource: 'namespaces', name: 'ns' }) });
   const e = await read(client);

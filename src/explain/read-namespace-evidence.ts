@@ -22,6 +22,7 @@ import { liveOwners, ownerReadNote, uninstalledOwner } from './live-reads.ts';
 import { messageOf, refusal } from './refusal.ts';
 import { sweepCommand } from './sweep-command-line.ts';
 import type { NamespaceCondition, NamespaceEvidence, NamespaceState, PodFindings } from './namespace-report.ts';
+import { NamespaceReadings } from '../namespaces/namespace-deletions.ts';
 
 /** Owners read live at most; the pods of the rest are reported undecided (read first). */
 export const MAX_OWNER_READS = 200;
@@ -79,7 +80,10 @@ export async function readNamespaceEvidence(settings: Settings, client: ApiClien
     f.watched = watched === null ? null : watched.has(f.pod.name);
     return f.watched !== false; // the controller never looks at the rest: nothing to read for them
   });
-  const crdDeleted = await readOwners(settings, client, apis, decided, unchecked);
+  // The namespace rule, as the controller applies it: no owner of a namespace being deleted is read.
+  const deletions = settings.namespaceDeleting ? new NamespaceReadings() : undefined;
+  deletions?.set(name, namespace.deletionTimestamp);
+  const crdDeleted = await readOwners(settings, client, apis, decided, unchecked, deletions);
   await readNodes(settings, apis, decided, policy, unchecked);
   // The way out once the owner resource is uninstalled, for this namespace's pods only.
   const uninstalled = crdDeleted === null ? null : { crd: crdDeleted, command: dryRunCommand({ ...settings, namespaces: [name] }) };
@@ -133,11 +137,13 @@ async function readWatched(apis: ResourceApis, listing: Parameters<typeof listAl
  * owner resource not served may be uninstalled (its CRD deleted, every owner with it), which is
  * checked once: it returns the CRD's name then, else null.
  */
-async function readOwners(settings: Settings, client: ApiClient, apis: ResourceApis, found: PodFindings[], unchecked: string[]): Promise<string | null> {
+async function readOwners(settings: Settings, client: ApiClient, apis: ResourceApis, found: PodFindings[], unchecked: string[], namespaces: NamespaceReadings | undefined): Promise<string | null> {
   const byOwner = groupByOwner(found, () => true);
-  const owners = liveOwners(settings, onePerName(apis.readOwner));
+  const owners = liveOwners(settings, onePerName(apis.readOwner), namespaces);
   const observedAt = owners.now() - 1;
   const notes = new Map<string, number>();
+  // Pods naming no owner: only the namespace rule can say anything of them.
+  for (const f of found) if (ownerName(f.pod) === null) f.owner = owners.cachedState(f.pod);
   const toRead = byOwner.slice(0, MAX_OWNER_READS);
   let uninstalled: ReturnType<typeof uninstalledOwner> | undefined;
   try {
@@ -159,13 +165,12 @@ async function readOwners(settings: Settings, client: ApiClient, apis: ResourceA
   }
   for (const [note, n] of notes) unchecked.push(`${plural(n, 'owner', 'owners')}: ${note}`);
   const crd = (await uninstalled)?.crd ?? null;
-  const unread = byOwner.slice(MAX_OWNER_READS);
+  const beyond = byOwner.slice(MAX_OWNER_READS);
+  for (const f of beyond.flat()) f.owner = owners.cachedState(f.pod); // unconfirmed, but for the namespace rule
+  const unread = beyond.filter((pods) => pods.some((f) => f.owner.kind === 'unconfirmed'));
   if (unread.length === 0) return crd;
   const note = `not read: explain reads at most ${MAX_OWNER_READS} owners`;
-  for (const f of unread.flat()) {
-    f.owner = { kind: 'unconfirmed' };
-    f.ownerNote = note;
-  }
+  for (const f of unread.flat()) f.ownerNote = note;
   unchecked.push(`${plural(unread.length, 'owner', 'owners')} of ${plural(unread.flat().length, 'pod', 'pods')}: ${note}`);
   return crd;
 }

@@ -15,7 +15,7 @@ const WF_PATH = '/apis/argoproj.io/v1alpha1/namespaces/ns/workflows/wf';
 function podObject(finalizers = ['example.com/keep', OURS]) {
   return {
     metadata: {
-      namespace: 'ns', name: 'p', uid: 'pod-uid', resourceVersion: '7', deletionTimestamp: '2026-11-26T11:00:00Z', finalizers,
+      namespace: 'ns', name: 'p', uid: 'pod-uid', resourceVersion: '7', creationTimestamp: '2026-11-26T10:00:00Z', deletionTimestamp: '2026-11-26T11:00:00Z', finalizers,
       labels: { 'workflows.argoproj.io/workflow': 'wf', 'workflows.argoproj.io/completed': 'false' },
       annotations: { 'workflows.argoproj.io/node-id': 'wf-1' },
       ownerReferences: [{ apiVersion: 'argoproj.io/v1alpha1', kind: 'Workflow', name: 'wf', uid: 'wf-uid', controller: true }],
@@ -27,8 +27,11 @@ const WORKFLOW = { metadata: { namespace: 'ns', name: 'wf', uid: 'wf-uid', resou
 
 const ADMISSION = '/apis/admissionregistration.k8s.io/v1';
 
+const NAMESPACE = { metadata: { name: 'ns', uid: 'ns-uid', resourceVersion: '3' } };
+
 const ALL_GOOD: Record<string, Route> = {
   [`GET ${POD_PATH}`]: () => podObject(),
+  'GET /api/v1/namespaces/ns': () => NAMESPACE,
   [`GET ${ADMISSION}/mutatingwebhookconfigurations`]: () => ({ items: [] }),
   [`GET ${ADMISSION}/validatingwebhookconfigurations`]: () => ({ items: [] }),
   'GET /api/v1/namespaces/ns/pods': () => ({ items: [podObject()] }),
@@ -88,6 +91,7 @@ test('refused reads degrade the report, each with a line saying what could not b
   const { client } = scriptedClient({
     ...ALL_GOOD,
     'GET /api/v1/namespaces/ns/pods': () => forbidden('list', 'pods'),
+    'GET /api/v1/namespaces/ns': () => forbidden('get', 'namespaces'),
     [`GET ${WF_PATH}`]: () => forbidden('get', 'workflows'),
     'GET /api/v1/namespaces/ns/events': () => forbidden('list', 'events'),
     [`GET ${ADMISSION}/mutatingwebhookconfigurations`]: () => forbidden('list', 'mutatingwebhookconfigurations'),
@@ -100,6 +104,7 @@ test('refused reads degrade the report, each with a line saying what could not b
     'the admission webhooks of the MutatingWebhookConfigurations: forbidden (403): grant list mutatingwebhookconfigurations.admissionregistration.k8s.io',
     'the admission webhooks of the ValidatingWebhookConfigurations: forbidden (403): grant list validatingwebhookconfigurations.admissionregistration.k8s.io',
     'whether the controller\'s selector "workflows.argoproj.io/workflow,!workflows.argoproj.io/controller-instanceid" selects the pod: forbidden (403): grant list pods',
+    'whether the namespace is being deleted (then namespace-deleting): forbidden (403): grant get namespaces',
     'the owner: forbidden (403): grant get workflows.argoproj.io',
   ]);
   assert.equal(e.events, null);
@@ -123,6 +128,20 @@ test('a Workflow read that names the very object missing: gone, absent', async (
   const e = await readPodEvidence(DEFAULTS, client, 'ns', 'p');
   assert.deepEqual(e.owner, { kind: 'gone', because: 'absent' });
   assert.equal(e.node, null, 'no node is read for an owner that is gone');
+});
+
+test('a namespace being deleted dooms the pod without an owner read, as the controller decides; with the rule off, the owner is read', async () => {
+  const deleting = { metadata: { ...NAMESPACE.metadata, deletionTimestamp: '2026-11-26T10:30:00Z' } };
+  const { client, requests } = scriptedClient({ ...ALL_GOOD, 'GET /api/v1/namespaces/ns': () => deleting });
+  const e = await readPodEvidence(DEFAULTS, client, 'ns', 'p');
+  assert.deepEqual(e.owner, { kind: 'namespace-deleting' });
+  assert.ok(!requests.some((r) => r.path === WF_PATH), 'the owner is not read');
+  assert.match(buildPodReport(e).ours?.decision.says ?? '', /^would remove it now, reason namespace-deleting \(priority 0\): its namespace ns is being deleted, and the Workflow wf with it/);
+
+  const off = scriptedClient({ ...ALL_GOOD, 'GET /api/v1/namespaces/ns': () => deleting });
+  const kept = await readPodEvidence({ ...DEFAULTS, namespaceDeleting: false }, off.client, 'ns', 'p');
+  assert.deepEqual(kept.owner, { kind: 'alive', completed: 'no' });
+  assert.ok(!off.requests.some((r) => r.path === '/api/v1/namespaces/ns'), 'no namespace is read with the rule off');
 });
 
 test('a pod that cannot be read fails the whole explain', async () => {

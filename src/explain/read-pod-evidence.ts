@@ -1,8 +1,9 @@
 // readPodEvidence reads what `explain pod` reports, with a handful of requests and nothing
-// written: the pod (metadata only), whether the controller's selector selects it, its owner as
-// src/owners confirms it (one live read), its node in the owner as stored (one GET, through
-// src/argo), its Events, the admission webhooks its UPDATE reaches (admission-webhooks.ts), and
-// our removal patch as a server-side dry run. Only a failure to read the pod itself is fatal
+// written: the pod (metadata only), whether the controller's selector selects it, whether its
+// namespace is being deleted (metadata only), its owner as src/owners confirms it (one live
+// read), its node in the owner as stored (one GET, through src/argo), its Events, the admission
+// webhooks its UPDATE reaches (admission-webhooks.ts), and our removal patch as a server-side dry
+// run. Only a failure to read the pod itself is fatal
 // (PodUnreadable); any other read that fails leaves a line in `unchecked` and the rest of the
 // report stands.
 
@@ -21,6 +22,8 @@ import { podEvents, type PodEvent } from './pod-events.ts';
 import type { PodEvidence } from './pod-report.ts';
 import { messageOf, refusal } from './refusal.ts';
 import { liveOwners, ownerReadNote, uninstalledOwner } from './live-reads.ts';
+import { MetadataApi } from '../kube/metadata-api.ts';
+import { deletingSinceOf, NAMESPACES, NamespaceReadings } from '../namespaces/namespace-deletions.ts';
 
 /** PodUnreadable: the pod itself could not be read; nothing can be explained. */
 export class PodUnreadable extends Error {
@@ -59,7 +62,8 @@ export async function readPodEvidence(settings: Settings, client: ApiClient, nam
     return { ...base, now: Date.now(), selection: { selector: podListSelector(settings), matches: null }, owner: { kind: 'unattributable' }, ownerNote: null, node: null, nodeNote: null, events, admission, patch: null, unchecked };
   }
   const selection = await readSelection(settings, client, pod, unchecked);
-  const { owner, note: ownerNote, uninstalled: ownerUninstalled } = await readOwner(settings, client, apis, pod, unchecked);
+  const namespaces = settings.namespaceDeleting ? await readNamespaceDeletion(client, namespace, unchecked) : undefined;
+  const { owner, note: ownerNote, uninstalled: ownerUninstalled } = await readOwner(settings, client, apis, pod, unchecked, namespaces);
   const { node, note: nodeNote } = await readNode(apis, pod, owner, unchecked);
   const patch = await dryRunRemoval(apis, pod, settings.finalizer);
   return { ...base, now: Date.now(), selection, owner, ownerNote, ownerUninstalled, node, nodeNote, events, admission, patch, unchecked };
@@ -92,8 +96,8 @@ async function readSelection(settings: Settings, client: ApiClient, pod: PodMeta
  * resource not served may be uninstalled (its CRD deleted, every owner with it): the note then
  * says so, and the way out is `sweep --owner-crd-deleted`.
  */
-async function readOwner(settings: Settings, client: ApiClient, apis: ResourceApis, pod: PodMeta, unchecked: string[]): Promise<{ owner: OwnerState; note: string | null; uninstalled: PodEvidence['ownerUninstalled'] }> {
-  const owners = liveOwners(settings, apis.readOwner);
+async function readOwner(settings: Settings, client: ApiClient, apis: ResourceApis, pod: PodMeta, unchecked: string[], namespaces: NamespaceReadings | undefined): Promise<{ owner: OwnerState; note: string | null; uninstalled: PodEvidence['ownerUninstalled'] }> {
+  const owners = liveOwners(settings, apis.readOwner, namespaces);
   try {
     // Observed just before the read, so that the read speaks for this pod (owners/resolver.ts).
     return { owner: await owners.confirmedState(pod, owners.now() - 1, 0), note: null, uninstalled: null };
@@ -109,6 +113,21 @@ async function readOwner(settings: Settings, client: ApiClient, apis: ResourceAp
   } finally {
     owners.stop();
   }
+}
+
+/**
+ * readNamespaceDeletion reads whether the pod's namespace is being deleted, as the controller
+ * would know it (reason namespace-deleting); a failed read leaves it unknown, and the rule unused.
+ */
+async function readNamespaceDeletion(client: ApiClient, namespace: string, unchecked: string[]): Promise<NamespaceReadings> {
+  const readings = new NamespaceReadings();
+  try {
+    const ns = await new MetadataApi(client, NAMESPACES).get(null, namespace);
+    readings.set(namespace, ns === null ? null : deletingSinceOf(ns));
+  } catch (err) {
+    unchecked.push(`whether the namespace is being deleted (then namespace-deleting): ${refusal(err, 'get namespaces')}`);
+  }
+  return readings;
 }
 
 /** readNode reads the pod's node in its live owner as stored, through src/argo's rules (UID match included). */

@@ -39,7 +39,7 @@ test('the text report says the verdict, the conditions, the pods by finalizer an
     /keeps it: their Workflow is alive/,
     /finalizer-sweeper sweep --namespace ns --events none --dry-run\n {6}finalizer-sweeper sweep --namespace ns --events none\n/,
     /look at Workflow live \(1 pod\)/,
-    /delete them, then sweep again:\n {6}kubectl -n ns delete workflows.argoproj.io live\n/,
+    /free those pods by themselves \(namespace-deleting\); with it off, delete the owners if their status is no longer needed, then sweep again:\n {6}kubectl -n ns delete workflows.argoproj.io live\n/,
     /- example.com\/other \(1 pod\): held by unknown/,
     /Could not check:\n {2}- 1 owner: forbidden/,
   ]) assert.match(text, want);

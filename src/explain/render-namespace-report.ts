@@ -74,7 +74,7 @@ function nextSteps(n: NextSteps, paint: Paint): string[] {
     const more = n.ownersHolding > listed.length ? `, and ${n.ownersHolding - listed.length} more` : '';
     lines.push(`  - pods wait for their owner to record them: look at ${listed.join(', ')}${more}; its engine records them, or deleting the owner once its status is no longer needed frees them (owner-gone)`);
     if (n.deleteOwners !== null) {
-      lines.push("    in a Terminating namespace the owners are deleted only once their pods are gone, and their pods wait for them: if their status is no longer needed, delete them, then sweep again:", `      ${paint('cyan', n.deleteOwners)}`);
+      lines.push("    in a Terminating namespace the owners are deleted only once their pods are gone, and their pods wait for them: with --namespace-deleting (the default) the controller and the sweep free those pods by themselves (namespace-deleting); with it off, delete the owners if their status is no longer needed, then sweep again:", `      ${paint('cyan', n.deleteOwners)}`);
     }
   }
   if (n.unattributable > 0) lines.push(`  - ${plural(n.unattributable, 'pod names', 'pods name')} no owner: no sweep frees them; their engine must, or an operator once their status is known not to be needed`);

@@ -126,9 +126,10 @@ export class MetadataApi {
    * served from etcd (a quorum read), not the API server's watch cache: what confirming that
    * an owner is gone requires. Only a 404 whose Status names this very object (name, resource
    * and group) means "does not exist"; any other 404 (the resource not served, a gateway's page)
-   * is thrown, since it proves nothing about the object.
+   * is thrown, since it proves nothing about the object. namespace null reads a cluster-scoped
+   * object (a namespace).
    */
-  async get(namespace: string, name: string, signal?: AbortSignal, priority?: number): Promise<MetaObject | null> {
+  async get(namespace: string | null, name: string, signal?: AbortSignal, priority?: number): Promise<MetaObject | null> {
     try {
       return await this.#client.request<MetaObject>({
         method: 'GET',

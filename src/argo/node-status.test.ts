@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { gzipSync } from 'node:zlib';
-import { MAX_COMPRESSED_CHARS, nodeIdOf, nodeState, nodeVerdict, storedNodes } from './node-status.ts';
+import { ARGO_POD_DELETED, MAX_COMPRESSED_CHARS, fnv1a32, nodeIdOf, nodeState, nodeVerdict, storedNodes } from './node-status.ts';
 import { STATUS_FORMS, workflowStatus, type ArgoNode } from '../testbed/argo-status.ts';
 
 // Argo's rule, phase by phase (NodePhase.Fulfilled(taskResultSynced), v3.7.1+).
@@ -24,6 +24,44 @@ for (const [phase, taskResultSynced, fulfilled] of rule) {
     assert.equal(nodeState({ phase, taskResultSynced }).fulfilled, fulfilled);
   });
 }
+
+// Not booleans: Argo's taskResultSynced is a *bool, which absent or null leaves nil (synced);
+// anything else would not decode in Argo, and never counts as synced here.
+const syncs: Array<[string, unknown, boolean]> = [
+  ['null (nil in Go)', null, true],
+  ['the string "true"', 'true', false],
+  ['the number 1', 1, false],
+  ['an object', {}, false],
+];
+for (const [name, taskResultSynced, fulfilled] of syncs) {
+  test(`node rule: phase Succeeded, taskResultSynced ${name}: ${fulfilled ? 'fulfilled' : 'not fulfilled'}`, () => {
+    assert.equal(nodeState({ phase: 'Succeeded', taskResultSynced }).fulfilled, fulfilled);
+  });
+}
+
+// Argo's message when its informer has lost the pod for 10 s: workflow/controller/operator.go,
+// podReconciliation, `woc.markNodeError(ctx, node.Name, argoerrors.New("", "pod deleted"))`. Pinned
+// here as a literal: if Argo rewords it, this rule must follow.
+test('node rule: Argo\'s literal message for a pod its informer lost is "pod deleted"', () => {
+  assert.equal(ARGO_POD_DELETED, 'pod deleted');
+});
+
+const lost: Array<[string, Record<string, unknown>, boolean]> = [
+  ['a Pod node in Error with "pod deleted" (Argo lost sight of the pod) is not fulfilled', { type: 'Pod', phase: 'Error', message: 'pod deleted' }, false],
+  ['so even with its task result synced', { type: 'Pod', phase: 'Error', message: 'pod deleted', taskResultSynced: true }, false],
+  ['a Pod node in Error with another message is fulfilled', { type: 'Pod', phase: 'Error', message: 'Pod was active on the node longer than the specified deadline' }, true],
+  ['the message only as a prefix is another message', { type: 'Pod', phase: 'Error', message: 'pod deleted by user' }, true],
+  ['a node set Succeeded again from the pod keeps the old message and is fulfilled', { type: 'Pod', phase: 'Succeeded', message: 'pod deleted' }, true],
+];
+for (const [name, node, fulfilled] of lost) {
+  test(`node rule: ${name}`, () => assert.equal(nodeState(node).fulfilled, fulfilled));
+}
+
+test('node rule: the verdict on a node Argo lost says so, for explain', () => {
+  const stored = storedNodes({ nodes: { 'wf-1': { id: 'wf-1', type: 'Pod', phase: 'Error', message: 'pod deleted' }, 'wf-2': { id: 'wf-2', type: 'Pod', phase: 'Running' } } });
+  assert.deepEqual(nodeVerdict(stored, 'wf-1'), { kind: 'not-fulfilled', nodeId: 'wf-1', phase: 'Error', taskResultSynced: null, argoLostPod: true });
+  assert.deepEqual(nodeVerdict(stored, 'wf-2'), { kind: 'not-fulfilled', nodeId: 'wf-2', phase: 'Running', taskResultSynced: null });
+});
 
 test('node rule: a daemoned step still running is not fulfilled (Argo cleans pods up by phase)', () => {
   assert.equal(nodeState({ phase: 'Running', daemoned: true } as { phase: string }).fulfilled, false);
@@ -114,13 +152,24 @@ for (const [name, status] of unreadable) {
   });
 }
 
-// Where a pod's node is found: pod-name format v2 (node-name hashed) and v1 (pod name = node ID).
-const ids: Array<[string, Record<string, string> | undefined, string]> = [
-  ['the node-id annotation', { 'workflows.argoproj.io/node-id': 'wf-123' }, 'wf-123'],
+// Where a pod's node is found, exactly as Argo's woc.nodeID (workflow/controller/operator.go):
+// the node-id annotation whenever its key is there, else Workflow.NodeID(node-name annotation),
+// a missing annotation read as "" (Go's zero value for a missing map key).
+const ids: Array<[string, Record<string, unknown> | undefined, string]> = [
+  ['the node-id annotation', { 'workflows.argoproj.io/node-id': 'wf-123', 'workflows.argoproj.io/node-name': 'wf[0].a' }, 'wf-123'],
+  ['an empty node-id annotation: the key is there, so "" (no node has it)', { 'workflows.argoproj.io/node-id': '', 'workflows.argoproj.io/node-name': 'wf[0].a' }, ''],
   ['the node-name annotation, hashed with FNV-1a as Workflow.NodeID does', { 'workflows.argoproj.io/node-name': 'wf[0].a' }, 'wf-3986212215'],
   ['a node named as its Workflow', { 'workflows.argoproj.io/node-name': 'wf' }, 'wf'],
-  ['neither: the pod name (pod-name format v1)', undefined, 'wf-pod-1'],
+  ['an empty node-name annotation: the hash of ""', { 'workflows.argoproj.io/node-name': '' }, 'wf-2166136261'],
+  ['no annotations at all: NodeID(""), not the pod\'s name', undefined, 'wf-2166136261'],
+  ['other annotations only: NodeID("")', { 'example.com/x': 'y' }, 'wf-2166136261'],
+  ['a node-id that is not a string (the API server never sends one): read as absent', { 'workflows.argoproj.io/node-id': 7, 'workflows.argoproj.io/node-name': 'wf[0].a' }, 'wf-3986212215'],
 ];
 for (const [name, annotations, id] of ids) {
-  test(`node ID from ${name}`, () => assert.equal(nodeIdOf(annotations, 'wf', 'wf-pod-1'), id));
+  test(`node ID from ${name}`, () => assert.equal(nodeIdOf(annotations, 'wf'), id));
 }
+
+test('node ID: FNV-1a of "" is its offset basis, 2166136261, as Go\'s hash/fnv New32a', () => {
+  assert.equal(fnv1a32(''), 2166136261);
+  assert.equal(fnv1a32('a'), 0xe40c292c);
+});

@@ -7,7 +7,8 @@
 // The rule is Argo's NodePhase.Fulfilled(taskResultSynced) as of v3.7.1 (and v4), applied to
 // every version: phase Succeeded, Failed or Error with taskResultSynced not false, or phase
 // Skipped or Omitted (v3.6 and v3.7.0 test the phase alone; the stricter rule never frees a pod
-// those versions would keep). A record, never a clock: nothing here counts time.
+// those versions would keep). One exception, stricter than Argo: an Error that only says Argo lost
+// sight of the pod (ARGO_POD_DELETED). A record, never a clock: nothing here counts time.
 
 import { brotliDecompressSync, gunzipSync, zstdDecompressSync } from 'node:zlib';
 
@@ -23,8 +24,13 @@ export const NODE_NAME_ANNOTATION = 'workflows.argoproj.io/node-name';
 export const MAX_COMPRESSED_CHARS = 4 * 1024 * 1024;
 export const MAX_NODES_BYTES = 32 * 1024 * 1024;
 
-/** NodeState is what the rule needs of a node: fulfilled, or the phase it is in (with its sync). */
-export type NodeState = { fulfilled: true; phase: string } | { fulfilled: false; phase: string; taskResultSynced: boolean | null };
+/**
+ * NodeState is what the rule needs of a node: fulfilled, or the phase it is in (with its sync).
+ * argoLostPod: the node is in Error only because Argo's informer lost the pod (ARGO_POD_DELETED).
+ */
+export type NodeState =
+  | { fulfilled: true; phase: string }
+  | { fulfilled: false; phase: string; taskResultSynced: boolean | null; argoLostPod?: true };
 
 /** StoredNodes is the node map of a stored Workflow, in whichever form Argo left it. */
 export type StoredNodes =
@@ -37,7 +43,7 @@ export type StoredNodes =
 /** NodeVerdict is what the stored Workflow says of one pod's node. */
 export type NodeVerdict =
   | { kind: 'fulfilled'; nodeId: string; phase: string }
-  | { kind: 'not-fulfilled'; nodeId: string; phase: string; taskResultSynced: boolean | null }
+  | { kind: 'not-fulfilled'; nodeId: string; phase: string; taskResultSynced: boolean | null; argoLostPod?: true }
   | { kind: 'missing'; nodeId: string }
   | { kind: 'offloaded' }
   | { kind: 'unreadable'; why: string };
@@ -45,12 +51,38 @@ export type NodeVerdict =
 const FULFILLED_WHEN_SYNCED = new Set(['Succeeded', 'Failed', 'Error']);
 const FULFILLED_ALWAYS = new Set(['Skipped', 'Omitted']);
 
-/** nodeState applies Argo's Fulfilled(taskResultSynced) to one node as stored. */
-export function nodeState(node: { phase?: unknown; taskResultSynced?: unknown }): NodeState {
+/**
+ * ARGO_POD_DELETED is the message of a Pod node that Argo marked Error because the pod had been
+ * missing from its own pod informer for more than 10 s (workflow/controller/operator.go,
+ * podReconciliation: `woc.markNodeError(ctx, node.Name, argoerrors.New("", "pod deleted"))`;
+ * markNodeError passes err.Error(), the message as given, to markNodePhase, which stores it as the
+ * node's message). That records what Argo could not see, not the pod's result: a pod that holds
+ * Argo's finalizer cannot have gone, and once Argo sees it again assessNodeStatus rewrites the
+ * node from the pod. Argo's own record-based cleanup never frees it meanwhile: queuePodsForCleanup
+ * (pod_cleanup.go) goes through the pods its informer holds, which this one is missing from. So
+ * the node counts as not fulfilled. Its type is not checked: Argo writes this message only on Pod
+ * nodes, and a pod's node is one. A node that Argo sets Succeeded from the pod it sees again may
+ * keep the message (assessNodeStatus leaves it): only the phase Error makes it Argo's blind spot.
+ */
+export const ARGO_POD_DELETED = 'pod deleted';
+
+/** nodeState applies Argo's Fulfilled(taskResultSynced) to one node as stored (and ARGO_POD_DELETED). */
+export function nodeState(node: { phase?: unknown; taskResultSynced?: unknown; message?: unknown }): NodeState {
   const phase = typeof node.phase === 'string' ? node.phase : '';
-  const taskResultSynced = typeof node.taskResultSynced === 'boolean' ? node.taskResultSynced : null;
+  const taskResultSynced = syncOf(node.taskResultSynced);
+  if (phase === 'Error' && node.message === ARGO_POD_DELETED) return { fulfilled: false, phase, taskResultSynced, argoLostPod: true };
   if (FULFILLED_ALWAYS.has(phase) || (FULFILLED_WHEN_SYNCED.has(phase) && taskResultSynced !== false)) return { fulfilled: true, phase };
   return { fulfilled: false, phase, taskResultSynced };
+}
+
+/**
+ * syncOf reads taskResultSynced as Argo's *bool: absent or null is nil, which Fulfilled counts as
+ * synced (`isSynced := synced == nil || *synced`, pkg/apis/workflow/v1alpha1/workflow_types.go).
+ * Any other value that is not a boolean would not even decode in Argo: it never counts as synced.
+ */
+function syncOf(value: unknown): boolean | null {
+  if (value === undefined || value === null) return null;
+  return typeof value === 'boolean' ? value : false;
 }
 
 /** storedNodes reads the node map of a Workflow's status: plain, compressed (gzip, zstd, brotli) or offloaded. */
@@ -108,17 +140,20 @@ function inflate(base64: string): string {
 }
 
 /**
- * nodeIdOf is the pod's node ID as Argo finds it (operator.go, nodeID): the node-id annotation;
- * without it, the ID Argo derives from the node-name annotation (Workflow.NodeID: the Workflow's
- * name, or the name followed by the FNV-1a hash of the node name); without either, the pod's
- * name (pod names were node IDs before Argo's pod-name format v2).
+ * nodeIdOf is the pod's node ID exactly as Argo finds it (workflow/controller/operator.go, nodeID):
+ * the node-id annotation whenever the key is there, even empty; else Workflow.NodeID of the
+ * node-name annotation, an absent one read as "" as Go reads a missing map key: the Workflow's
+ * name if the node name is that, else the name, "-" and the FNV-1a hash of the node name. A pod
+ * with neither annotation so looks for `<workflow>-2166136261` (the hash of ""), which is no
+ * node's ID: it waits, as Argo leaves it. Annotations the API server returns are strings; any
+ * other value is read as absent.
  */
-export function nodeIdOf(annotations: Readonly<Record<string, unknown>> | undefined, workflowName: string, podName: string): string {
+export function nodeIdOf(annotations: Readonly<Record<string, unknown>> | undefined, workflowName: string): string {
   const id = annotations?.[NODE_ID_ANNOTATION];
-  if (typeof id === 'string' && id !== '') return id;
+  if (typeof id === 'string') return id;
   const nodeName = annotations?.[NODE_NAME_ANNOTATION];
-  if (typeof nodeName === 'string' && nodeName !== '') return nodeName === workflowName ? workflowName : `${workflowName}-${fnv1a32(nodeName)}`;
-  return podName;
+  const name = typeof nodeName === 'string' ? nodeName : '';
+  return name === workflowName ? workflowName : `${workflowName}-${fnv1a32(name)}`;
 }
 
 /** nodeVerdict looks up one pod's node in a stored Workflow's node map. */
@@ -127,7 +162,8 @@ export function nodeVerdict(stored: StoredNodes, nodeId: string): NodeVerdict {
   if (stored.form === 'unreadable') return { kind: 'unreadable', why: stored.why };
   const node = stored.nodes.get(nodeId);
   if (node === undefined) return { kind: 'missing', nodeId };
-  return node.fulfilled ? { kind: 'fulfilled', nodeId, phase: node.phase } : { kind: 'not-fulfilled', nodeId, phase: node.phase, taskResultSynced: node.taskResultSynced };
+  if (node.fulfilled) return { kind: 'fulfilled', nodeId, phase: node.phase };
+  return { kind: 'not-fulfilled', nodeId, phase: node.phase, taskResultSynced: node.taskResultSynced, ...(node.argoLostPod === true ? { argoLostPod: true } : {}) };
 }
 
 /** fnv1a32 is FNV-1a, 32 bits, over the UTF-8 bytes, as Go's hash/fnv New32a. */

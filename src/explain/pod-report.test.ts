@@ -207,6 +207,13 @@ test('what would change a wait names the node and its phase, and the clock when 
   assert.ok(missing?.changesWhen.includes("waits for Argo to record node wf-1-123: not in the Workflow's status yet"));
 });
 
+test('a node Argo marked Error with "pod deleted" keeps the pod, and the note and what would change it say why', () => {
+  const ours = buildPodReport(evidence({ node: { kind: 'not-fulfilled', nodeId: 'wf-1-123', phase: 'Error', taskResultSynced: null, argoLostPod: true } })).ours;
+  assert.equal(ours?.decision.why, 'owner-alive-unrecorded');
+  assert.match(ours?.signals.node.note ?? '', /^Argo marked it Error with "pod deleted": its own informer lost the pod/);
+  assert.ok(ours?.changesWhen.some((c) => /^waits for Argo to record node wf-1-123: phase Error \(Argo marked it Error with "pod deleted"/.test(c)), ours?.changesWhen.join('\n'));
+});
+
 test('the owner is named as the pod names it: by ownerReference, else by label', () => {
   assert.deepEqual(buildPodReport(evidence()).ours?.owner, { kind: 'Workflow', name: 'wf-1', uid: 'wf-uid', attributedBy: 'ownerReference', state: 'alive', because: null, note: null, uninstalled: null });
   const byLabel = buildPodReport(evidence({ pod: pod({ owner: null, nodeId: null }), node: null })).ours?.owner;

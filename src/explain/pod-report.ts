@@ -222,9 +222,12 @@ function nodeSignal(pod: PodMeta, e: PodEvidence): NodeSignal {
     phase: v !== null && (v.kind === 'fulfilled' || v.kind === 'not-fulfilled') ? v.phase : null,
     taskResultSynced: v !== null && v.kind === 'not-fulfilled' ? v.taskResultSynced : null,
     readByController: readsNode(pod, e.policy),
-    note: v !== null && v.kind === 'unreadable' ? v.why : e.nodeNote,
+    note: v !== null && v.kind === 'unreadable' ? v.why : v !== null && v.kind === 'not-fulfilled' && v.argoLostPod === true ? ARGO_LOST_POD : e.nodeNote,
   };
 }
+
+/** ARGO_LOST_POD explains a node Argo marked Error with "pod deleted" (src/argo/node-status.ts, ARGO_POD_DELETED). */
+const ARGO_LOST_POD = 'Argo marked it Error with "pod deleted": its own informer lost the pod, which says nothing of its result; Argo rewrites the node once it sees the pod again';
 
 function says(d: Exclude<Decision, { action: 'none' }>, owner: OursReport['owner'], node: NodeSignal, e: PodEvidence): string {
   const wf = `the ${owner.kind} ${owner.name ?? '?'}`;
@@ -289,7 +292,7 @@ function nodeEvent(pod: PodMeta, node: NodeSignal, e: PodEvidence): string {
   let what: string;
   switch (node.state) {
     case 'not-fulfilled':
-      what = `waits for Argo to record node ${id}: phase ${node.phase === '' || node.phase === null ? '(none)' : node.phase}${node.taskResultSynced === false ? ', task result not synced' : ''}`;
+      what = `waits for Argo to record node ${id}: phase ${node.phase === '' || node.phase === null ? '(none)' : node.phase}${node.taskResultSynced === false ? ', task result not synced' : ''}${node.note === null ? '' : ` (${node.note})`}`;
       break;
     case 'missing':
       what = `waits for Argo to record node ${id}: not in the ${e.names.ownerKind}'s status yet`;

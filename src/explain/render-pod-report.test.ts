@@ -58,6 +58,11 @@ test('the text report says the verdict, who holds the pod, the decision, what ch
   assert.ok(!text.includes(ESC), 'no colour unless asked');
 });
 
+test('a node Argo lost says so where the record is', () => {
+  const text = renderPodReport(buildPodReport({ ...EVIDENCE, node: { kind: 'not-fulfilled', nodeId: 'wf-1-123', phase: 'Error', taskResultSynced: null, argoLostPod: true } }), false);
+  assert.match(text, /node wf-1-123 not fulfilled \(phase Error: Argo marked it Error with "pod deleted": its own informer lost the pod/);
+});
+
 test('colour only when asked', () => {
   assert.ok(renderPodReport(buildPodReport(EVIDENCE), true).includes(`${ESC}[31mstuck: `));
 });

@@ -94,7 +94,7 @@ function node(n: NodeSignal): string {
     case 'fulfilled':
       return `node${id} fulfilled (${n.phase})${read}`;
     case 'not-fulfilled':
-      return `node${id} not fulfilled (phase ${n.phase === '' ? '(none)' : n.phase}${n.taskResultSynced === false ? ', task result not synced' : ''})${read}`;
+      return `node${id} not fulfilled (phase ${n.phase === '' ? '(none)' : n.phase}${n.taskResultSynced === false ? ', task result not synced' : ''}${n.note === null ? '' : `: ${n.note}`})${read}`;
     case 'missing':
       return `node${id} not in the stored status${read}`;
     case 'offloaded':

@@ -11,6 +11,8 @@ export interface ArgoNode {
   type: 'Steps' | 'StepGroup' | 'DAG' | 'Pod' | 'Retry' | 'Skipped' | 'Suspend';
   phase?: 'Pending' | 'Running' | 'Succeeded' | 'Failed' | 'Error' | 'Skipped' | 'Omitted';
   taskResultSynced?: boolean;
+  /** Argo's word on the node, e.g. "pod deleted" when its informer lost the pod. */
+  message?: string;
   daemoned?: boolean;
   children?: string[];
   boundaryID?: string;

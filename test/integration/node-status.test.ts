@@ -1,8 +1,9 @@
 // Argo's own record, read from the Workflow as stored (issue 28): a Terminating pod of a live
 // Workflow that has not labelled it recorded is freed once its node is fulfilled in the stored
 // status, in every form Argo stores it (plain, gzip, zstd, brotli), and never before; offloaded
-// nodes are not readable here and their pods wait, counted apart. On the real control plane,
-// with statuses written whole as Argo writes them.
+// nodes are not readable here and their pods wait, counted apart. A node Argo marked Error with
+// "pod deleted" (its informer lost the pod: issue 34) is no record, and its pod waits beside a
+// sibling that goes. On the real control plane, with statuses written whole as Argo writes them.
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
 import { ARGO_FINALIZER, newPod, newWorkflow, type PodObject } from '../../src/testbed/fixtures.ts';
@@ -17,13 +18,15 @@ const { cluster, kubeconfigPath, newNamespace } = useTestCluster();
 const LONG = 60_000;
 
 /** The pods of each Workflow, by what its node says: the one to free, and those that must wait. */
-const ROLES = ['done', 'running', 'unsynced', 'errored', 'missing'] as const;
+const ROLES = ['done', 'running', 'unsynced', 'errored', 'lost', 'missing'] as const;
 type Role = (typeof ROLES)[number];
 const NODES: Record<Role, Omit<ArgoNode, 'id' | 'name'> | null> = {
   done: { type: 'Pod', phase: 'Succeeded', taskResultSynced: true },
   running: { type: 'Pod', phase: 'Running' },
   unsynced: { type: 'Pod', phase: 'Succeeded', taskResultSynced: false },
   errored: { type: 'Pod', phase: 'Error' },
+  // As Argo's podReconciliation leaves a node whose pod its informer has not seen for 10 s.
+  lost: { type: 'Pod', phase: 'Error', message: 'pod deleted' },
   missing: null,
 };
 /** Freed at once: fulfilled nodes. */
@@ -47,7 +50,7 @@ async function workflowWithPods(ns: string, form: StatusForm): Promise<{ pods: R
   await cluster.createPods(pods);
   const nodes: ArgoNode[] = ROLES.flatMap((role) => {
     const n = NODES[role];
-    return n === null ? [] : [{ ...n, id: nodeIdOf({ 'workflows.argoproj.io/node-name': nodeName(role) }, form, ''), name: nodeName(role) }];
+    return n === null ? [] : [{ ...n, id: nodeIdOf({ 'workflows.argoproj.io/node-name': nodeName(role) }, form), name: nodeName(role) }];
   });
   await cluster.setWorkflowStatus(ns, form, workflowStatus(nodes, form));
   for (const role of ROLES) await cluster.deletePod(ns, names[role]);
@@ -65,7 +68,7 @@ async function scene(t: TestContext, forms: StatusForm[]) {
   return { ns, byForm };
 }
 
-test('a Terminating pod is freed once its node is fulfilled in the stored Workflow, in every form Argo stores it; nothing else is written', async (t) => {
+test('a Terminating pod is freed once its node is fulfilled in the stored Workflow, in every form Argo stores it, and not when Argo marked it "pod deleted"; nothing else is written', async (t) => {
   const forms: StatusForm[] = ['plain', 'gzip', 'zstd', 'brotli', 'offloaded'];
   const { ns, byForm } = await scene(t, forms);
   const before = new Map((await cluster.listPods(ns)).map((p) => [p.metadata.name, p.metadata.resourceVersion]));
@@ -80,6 +83,10 @@ test('a Terminating pod is freed once its node is fulfilled in the stored Workfl
   await cluster.waitFor(async () => removals(c.records).length >= mustGo.length, LONG, 'their removals to be logged');
   assert.deepEqual(new Set(removals(c.records).map((r) => `${r.pod} ${r.reason}`)), new Set(mustGo.map((n) => `${ns}/${n} pod-deleting`)));
   assert.ok(c.records.filter((r) => r.msg === 'finalizer removed').every((r) => r.evidence === 'node-status'));
+  // The lost nodes' pods were read and kept, not merely not reached yet.
+  const lost = forms.filter((f) => f !== 'offloaded').map((f) => `${ns}/${byForm.get(f)!.lost}`);
+  await cluster.waitFor(async () => lost.every((pod) => c.records.some((r) => r.pod === pod && r.msg === 'pod keeps its finalizer or is already done')), LONG, 'the pods of nodes Argo lost to be kept');
+  assert.deepEqual(new Set(removals(c.records).map((r) => `${r.pod} ${r.reason}`)), new Set(mustGo.map((n) => `${ns}/${n} pod-deleting`)));
 
   // Everything else is as it was: no write at all.
   const after = new Map((await cluster.listPods(ns)).map((p) => [p.metadata.name, p.metadata.resourceVersion]));
@@ -98,16 +105,16 @@ test('a node fulfilled later (Argo writes the Workflow again) frees its Terminat
   t.after(() => c.stop());
   await cluster.waitFor(async () => !(await finalizers(ns)).get(pods.done)?.includes(ARGO_FINALIZER), LONG, 'the first pod freed');
 
-  // Argo records the running node and the unsynced task result: one write of the Workflow.
+  // Argo records the running node, the unsynced task result and the pod it had lost (seen again): one write of the Workflow.
   const nodeName = (role: string) => `gzip[0].${role}`;
-  const id = (role: string) => nodeIdOf({ 'workflows.argoproj.io/node-name': nodeName(role) }, 'gzip', '');
+  const id = (role: string) => nodeIdOf({ 'workflows.argoproj.io/node-name': nodeName(role) }, 'gzip');
   const all: ArgoNode[] = ROLES.filter((r) => r !== 'missing').map((r) => ({ id: id(r), name: nodeName(r), type: 'Pod', phase: r === 'errored' ? 'Error' : 'Succeeded', taskResultSynced: true }));
   const written = Date.now();
   await cluster.setWorkflowStatus(ns, 'gzip', workflowStatus(all, 'gzip'));
   await cluster.waitFor(async () => {
     const now = await finalizers(ns);
-    return [pods.running, pods.unsynced].every((n) => !now.get(n)?.includes(ARGO_FINALIZER));
-  }, LONG, 'the newly fulfilled nodes\' pods to be freed');
+    return [pods.running, pods.unsynced, pods.lost].every((n) => !now.get(n)?.includes(ARGO_FINALIZER));
+  }, LONG, 'the newly fulfilled nodes\' pods to be freed, the node Argo had lost among them');
   const seconds = (Date.now() - written) / 1000;
   t.diagnostic(`freed ${seconds.toFixed(1)} s after Argo's write`);
   assert.ok(seconds < 20, `freed ${seconds} s after the write: the Workflow's update must bring the pods back, not the 5-minute resync`);
@@ -133,7 +140,7 @@ test('the sweep reads the stored Workflow too: --dry-run reports the pods of ful
   };
   const dry = await sweep('--dry-run');
   assert.equal(dry.reasons['pod-deleting'].found, 4);
-  assert.equal(dry.kept['owner-alive-unrecorded'], 8, 'running, unsynced and missing in each (Terminating), plus the two idle pods');
+  assert.equal(dry.kept['owner-alive-unrecorded'], 10, 'running, unsynced, lost and missing in each (Terminating), plus the two idle pods');
   const real = await sweep();
   assert.equal(real.reasons['pod-deleting'].removed, 4);
   const now = await finalizers(ns);

@@ -110,7 +110,7 @@ function queuePodsForCleanup(wf: KubernetesObject & { status?: unknown }): void 
   for (const pod of pods.list(ns)) {
     if (controllerWorkflow(pod) !== name) continue;
     const podName = pod.metadata?.name ?? '';
-    if (nodeVerdict(nodes, nodeIdOf(pod.metadata?.annotations, name, podName)).kind === 'fulfilled') queuePodForCleanup(ns, podName, 'labelPodCompleted');
+    if (nodeVerdict(nodes, nodeIdOf(pod.metadata?.annotations, name)).kind === 'fulfilled') queuePodForCleanup(ns, podName, 'labelPodCompleted');
   }
 }
 for (const informer of [pods, workflows]) {

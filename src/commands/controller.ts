@@ -12,6 +12,8 @@ import { startEvents } from '../events/start.ts';
 import { LeaseElector, defaultIdentity } from '../leader/lease-elector.ts';
 import type { LeaseApi } from '../leader/lease.ts';
 import { connect, leaderElectionClient } from './connect.ts';
+import type { ApiClient } from '../kube/client.ts';
+import { OwnerSettingsRefused, proveAtStart } from '../owners/settings-proof.ts';
 import { EXIT } from './exit-codes.ts';
 import { collectWhenGrown, giveBackPeriodically, releaseMemory } from './release-memory.ts';
 import { Shutdown } from './shutdown.ts';
@@ -48,14 +50,40 @@ export async function runController(settings: Settings, configFile: Pick<ConfigF
   }
   const { client, transport } = connection;
 
+  const proven = await ownerSettingsAtStart(client, settings, logger);
+  if (typeof proven === 'number') {
+    client.close();
+    shutdown.dispose();
+    return finish(logger, proven);
+  }
+  let exitCode: number = EXIT.ok;
   const events = startEvents({ settings, client, metrics, logger, command: 'controller' });
-  const controller = new Controller({ settings, client, metrics, logger, events: events.removals, afterListPage: collectWhenGrown(LIST_GARBAGE_BYTES) });
+  const controller = new Controller({
+    settings,
+    client,
+    metrics,
+    logger,
+    events: events.removals,
+    afterListPage: collectWhenGrown(LIST_GARBAGE_BYTES),
+    ownerSettingsProven: proven,
+    onOwnerSettingsRefused: () => {
+      exitCode = EXIT.badConfig;
+      shutdown.begin(settings.shutdownTimeoutMs);
+    },
+  });
+  // No Event into a namespace being deleted: the API server refuses them there.
+  if (controller.namespaces !== null) events.skipNamespaces(controller.namespaces);
   const servers: Array<Serving | null> = [];
   try {
     servers.push(await startMetricsServer(settings.metricsBindAddress, metrics.registry));
     servers.push(
       await startHealthServer(settings.healthProbeBindAddress, {
-        readyz: { 'caches-synced': () => controller.synced(), watches: () => controller.watchesHealthy(), 'owner-resource': () => controller.ownerResourceServed() },
+        readyz: {
+          'caches-synced': () => controller.synced(),
+          watches: () => controller.watchesHealthy(),
+          'owner-resource': () => controller.ownerResourceServed(),
+          'owner-settings': () => controller.owners.settingsProven(),
+        },
       }),
     );
   } catch (err) {
@@ -92,7 +120,24 @@ export async function runController(settings: Settings, configFile: Pick<ConfigF
   leaseClient?.close();
   shutdown.dispose();
   logger.info({}, 'controller stopped');
-  return finish(logger, EXIT.ok);
+  return finish(logger, exitCode);
+}
+
+/**
+ * ownerSettingsAtStart proves the owner settings before anything is watched: the exit code when
+ * discovery refuses them, else whether they are proven. A discovery that cannot be read yet (the
+ * API server unreachable) is left to the controller, which checks again until it can.
+ */
+async function ownerSettingsAtStart(client: ApiClient, settings: Settings, logger: Logger): Promise<boolean | number> {
+  try {
+    return await proveAtStart(client, settings.owner);
+  } catch (err) {
+    if (err instanceof OwnerSettingsRefused) {
+      logger.error({ err: err.message }, 'refusing the owner settings');
+      return EXIT.badConfig;
+    }
+    return false;
+  }
 }
 
 /**

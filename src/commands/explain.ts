@@ -17,6 +17,8 @@ import { buildNamespaceReport, exitCodeOfNamespace } from '../explain/namespace-
 import { NamespaceUnreadable, readNamespaceEvidence } from '../explain/read-namespace-evidence.ts';
 import { renderNamespaceReport } from '../explain/render-namespace-report.ts';
 import { connect } from './connect.ts';
+import { checkOwnerSettings, type OwnerSettingsVerdict } from '../owners/owner-settings.ts';
+import { refusalOf } from '../owners/settings-proof.ts';
 import { EXIT } from './exit-codes.ts';
 import { VERSION } from '../version.ts';
 
@@ -57,6 +59,8 @@ async function withClient(settings: Settings, explain: (client: ApiClient, logge
     const connection = await connect(settings, new Metrics({ version: VERSION }), { ...logger, info: logger.debug });
     if (typeof connection === 'number') return connection;
     try {
+      const refused = await ownerSettingsRefusal(connection.client, settings, logger);
+      if (refused !== null) return refused;
       return await explain(connection.client, logger);
     } finally {
       connection.client.close();
@@ -64,6 +68,26 @@ async function withClient(settings: Settings, explain: (client: ApiClient, logge
   } finally {
     await logger.flush();
   }
+}
+
+/**
+ * ownerSettingsRefusal is the exit code when the owner settings do not name the owner (discovery
+ * shows another kind under the resource, or the kind under another resource), else null. A
+ * group/version that lists neither name is not refused here: the owner's CRD may be uninstalled,
+ * which the report names (owners/crd-absence.ts).
+ */
+async function ownerSettingsRefusal(client: ApiClient, settings: Settings, logger: Logger): Promise<number | null> {
+  let verdict: OwnerSettingsVerdict;
+  try {
+    verdict = await checkOwnerSettings(client, settings.owner);
+  } catch (err) {
+    logger.error({ err: err instanceof Error ? err.message : String(err) }, `cannot read discovery to check the owner settings: ${hintFor(err, 'get on the discovery documents')}`);
+    return EXIT.unreachable;
+  }
+  const refused = refusalOf(settings.owner, verdict, false);
+  if (refused === null) return null;
+  logger.error({ err: refused.message }, 'refusing the owner settings');
+  return EXIT.badConfig;
 }
 
 /** print writes the report to stdout: the object itself under --output json, else the text. */

@@ -14,6 +14,7 @@ import type { PodMeta, WorkflowMeta } from '../kube/objects.ts';
 import { startEvents } from '../events/start.ts';
 import { Cleanup } from '../controller/cleanup.ts';
 import { Owners } from '../owners/owners.ts';
+import { OwnerSettingsRefused, proveAtStart } from '../owners/settings-proof.ts';
 import { resourceApis } from '../controller/api.ts';
 import { connect } from './connect.ts';
 import { listAll, trimmed } from './sweep-list.ts';
@@ -53,6 +54,15 @@ async function sweep(settings: Settings, logger: Logger, shutdown: Shutdown, dis
   const connection = await connect(settings, metrics, logger);
   if (typeof connection === 'number') return connection;
   const { client } = connection;
+  let proven: boolean;
+  try {
+    proven = await proveAtStart(client, settings.owner, shutdown.stop);
+  } catch (err) {
+    client.close();
+    if (!(err instanceof OwnerSettingsRefused)) return listFailure(err, settings, logger);
+    logger.error({ err: err.message }, 'refusing the owner settings');
+    return EXIT.badConfig;
+  }
   const apis = resourceApis(settings, client);
 
   const workflows = new Store<WorkflowMeta>();
@@ -62,6 +72,7 @@ async function sweep(settings: Settings, logger: Logger, shutdown: Shutdown, dis
   let removalsLeft = settings.maxRemovals ?? Infinity;
   const events = startEvents({ settings, client, metrics, logger, command: 'sweep' });
   const namespaces = settings.namespaceDeleting ? new NamespaceReadings() : null;
+  if (namespaces !== null) events.skipNamespaces(namespaces);
   const owners = new Owners({
     owner: settings.owner,
     cache: { get: (namespace, name) => workflows.get(`${namespace}/${name}`) },
@@ -70,6 +81,7 @@ async function sweep(settings: Settings, logger: Logger, shutdown: Shutdown, dis
     logger,
     outageConsequence: 'No pod is freed on an owner found missing while it is not served; the pods concerned are reported as failed',
     ...(namespaces !== null ? { namespaces } : {}),
+    settingsProven: proven,
   });
   const cleanup = new Cleanup({
     settings,

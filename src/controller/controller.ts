@@ -19,6 +19,21 @@ import { resourceApis } from './api.ts';
 import { PodStore, Store } from '../cache/store.ts';
 import type { RemovalEvents } from '../events/removal-events.ts';
 import { namespaceSource, type NamespaceSource } from './namespace-source.ts';
+import { OwnerSettingsRefused, proveLater } from '../owners/settings-proof.ts';
+
+export interface ControllerOptions {
+  settings: Settings;
+  client: ApiClient;
+  metrics: Metrics;
+  logger: Logger;
+  events?: RemovalEvents;
+  /** afterListPage runs after each page of every list is stored (commands/release-memory.ts). */
+  afterListPage?: () => void;
+  /** ownerSettingsProven: the command proved the owner settings at start; otherwise runCaches does. */
+  ownerSettingsProven?: boolean;
+  /** Told when discovery shows that the owner settings do not name the owner (the command stops, exit 2). */
+  onOwnerSettingsRefused?: (err: OwnerSettingsRefused) => void;
+}
 
 /** How often pods_waiting is recounted from the cache. */
 const WAITING_RECOUNT_MS = 15_000;
@@ -26,7 +41,7 @@ const WAITING_RECOUNT_MS = 15_000;
 export class Controller {
   readonly cleanup: Cleanup;
   readonly owners: Owners;
-  readonly #o: { settings: Settings; metrics: Metrics; logger: Logger };
+  readonly #o: ControllerOptions;
   readonly #pods: PodSource;
   readonly #workflows: WorkflowSource;
   /** The namespaces seen being deleted; null when the rule is off (--namespace-deleting=false). */
@@ -36,9 +51,10 @@ export class Controller {
   /** #leading: lead() is working the queue. */
   #leading = false;
   readonly #recovery: RecoveryResync;
+  /** Settled when the owner resource is first found not served. */
+  readonly #ownerOutage = Promise.withResolvers<void>();
 
-  /** o.afterListPage runs after each page of every list is stored (commands/release-memory.ts). */
-  constructor(o: { settings: Settings; client: ApiClient; metrics: Metrics; logger: Logger; events?: RemovalEvents; afterListPage?: () => void }) {
+  constructor(o: ControllerOptions) {
     this.#o = o;
     const apis = resourceApis(o.settings, o.client);
     const common = { settings: o.settings, metrics: o.metrics, logger: o.logger, ...(o.afterListPage !== undefined ? { afterListPage: o.afterListPage } : {}) };
@@ -54,8 +70,10 @@ export class Controller {
       metrics: o.metrics,
       logger: o.logger,
       outageConsequence: 'Retrying until it is served; meanwhile no pod is freed on an owner found missing (only on one seen deleted), and the controller stays unready',
+      settingsProven: o.ownerSettingsProven ?? false,
       onServedAgain: () => this.#recovery.request(),
       ...(this.namespaces !== null ? { namespaces: this.namespaces } : {}),
+      onNotServed: () => this.#ownerOutage.resolve(),
     });
     this.cleanup = new Cleanup({
       settings: o.settings,
@@ -148,14 +166,38 @@ export class Controller {
   async runCaches(signal: AbortSignal): Promise<void> {
     const namespaces = this.namespaces?.run(signal);
     const workflows = this.#workflows.run(signal);
-    await this.#workflows.waitForSync(signal);
+    // Not for an owner resource that is not served (Argo's CRD missing at start): pods that Argo
+    // labelled recorded need no owner, and would otherwise wait for a sync that never comes.
+    await Promise.race([this.#workflows.waitForSync(signal), this.#ownerOutage.promise]);
     const pods = this.#pods.run(signal);
     const recount = setInterval(() => this.#recountWaiting(), WAITING_RECOUNT_MS);
     try {
-      await Promise.all([namespaces, workflows, pods]);
+      await Promise.all([namespaces, workflows, pods, this.#proveOwnerSettings(signal)]);
     } finally {
       clearInterval(recount);
     }
+  }
+
+  /**
+   * #proveOwnerSettings checks discovery until it proves the owner settings (settings-proof.ts);
+   * until then no owner is concluded gone. A mismatch goes to onOwnerSettingsRefused.
+   */
+  async #proveOwnerSettings(signal: AbortSignal): Promise<void> {
+    if (this.owners.settingsProven()) return;
+    const { client, settings, logger } = this.#o;
+    try {
+      await proveLater({ client, owner: settings.owner, logger, signal, onProven: () => this.#ownerSettingsProven() });
+    } catch (err) {
+      if (!(err instanceof OwnerSettingsRefused)) return;
+      logger.error({ err: err.message }, 'refusing the owner settings');
+      this.#o.onOwnerSettingsRefused?.(err);
+    }
+  }
+
+  /** #ownerSettingsProven lets owner conclusions count, and decides again what they held back. */
+  #ownerSettingsProven(): void {
+    this.owners.proveSettings();
+    this.#recovery.request();
   }
 
   /**

@@ -28,6 +28,9 @@ export function liveOwners(settings: Settings, read: OwnerReader, namespaces?: N
     logger: silentLogger(),
     outageConsequence: 'explain reports the owner unconfirmed',
     ...(namespaces !== undefined ? { namespaces } : {}),
+    // The explain command refuses owner settings that discovery does not prove (commands/explain.ts);
+    // where the group/version is not served, every owner read fails before it can conclude anything.
+    settingsProven: true,
   });
 }
 

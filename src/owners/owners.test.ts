@@ -24,7 +24,7 @@ function pod(over: Partial<PodMeta> = {}): PodMeta {
 }
 
 /** owners builds an Owners over a one-entry cache and a scripted live read. */
-function owners(o: { cached?: WorkflowMeta; read?: () => Promise<WorkflowMeta | null>; namespaces?: NamespaceReadings } = {}) {
+function owners(o: { cached?: WorkflowMeta; read?: () => Promise<WorkflowMeta | null>; namespaces?: NamespaceReadings; settingsProven?: boolean } = {}) {
   const { logger, records } = recordingLogger();
   const clock = new FakeClock(1_000);
   const confirmations: OwnerConfirmation[] = [];
@@ -41,6 +41,7 @@ function owners(o: { cached?: WorkflowMeta; read?: () => Promise<WorkflowMeta | 
     metrics: { ownerConfirmation: (r) => confirmations.push(r), ownerResourceServed: (s) => servedGauge.push(s) },
     logger,
     outageConsequence: 'C',
+    settingsProven: o.settingsProven ?? true,
     onServedAgain: () => servedAgain++,
     now: () => clock.now(),
     clock,
@@ -118,6 +119,32 @@ test('owners: a 403 on reads is said once per episode, counted, and ends with a 
   assert.equal(h.owners.readsForbidden(), false);
   assert.deepEqual(h.confirmations, ['forbidden', 'forbidden', 'forbidden', 'alive']);
   assert.deepEqual(h.records.map((r) => r.level), ['error', 'info']);
+});
+
+// Until discovery proves the owner settings, a read may be of another resource than the owner's:
+// no conclusion that would free a pod counts, whatever the read found.
+const unproven: { name: string; read: () => Promise<WorkflowMeta | null>; want: OwnerState | string }[] = [
+  { name: 'nothing under the name', read: async () => null, want: 'OwnerEvidenceHeld' },
+  { name: 'another UID under the name', read: async () => workflow({ uid: 'wf-2' }), want: 'OwnerEvidenceHeld' },
+  { name: 'the owner being deleted', read: async () => workflow({ deletionTimestamp: 5 }), want: 'OwnerEvidenceHeld' },
+  { name: 'the owner completed', read: async () => workflow({ completedLabel: 'true' }), want: 'OwnerEvidenceHeld' },
+  { name: 'the owner alive, not completed', read: async () => workflow(), want: { kind: 'alive', completed: 'no' } },
+];
+for (const u of unproven) {
+  test(`owners: settings not yet proven, a read found ${u.name}: ${typeof u.want === 'string' ? 'held' : 'alive'}; once proven, it counts`, async () => {
+    const h = owners({ read: u.read, settingsProven: false });
+    assert.deepEqual(await confirmed(h.owners, pod()), u.want);
+    h.owners.proveSettings();
+    h.clock.advance(10_000);
+    assert.notEqual(await confirmed(h.owners, pod()), 'OwnerEvidenceHeld');
+  });
+}
+
+test('owners: settings not yet proven, a cached owner being deleted reads as unconfirmed', () => {
+  const h = owners({ cached: workflow({ deletionTimestamp: 5 }), settingsProven: false });
+  assert.deepEqual(h.owners.cachedState(pod()), { kind: 'unconfirmed' });
+  h.owners.proveSettings();
+  assert.deepEqual(h.owners.cachedState(pod()), { kind: 'deleting' });
 });
 
 test('owners: a gone owner is forgotten once no cached pod names it; a pod naming it later is confirmed by a read', async () => {

@@ -14,6 +14,9 @@
 //     step treats as an outage (the key waits and is tried again);
 //   - the pod's namespace seen being deleted (src/namespaces/): its owners, in that namespace, are
 //     doomed, and no read is needed; an owner already known gone or deleting says so instead.
+// All of it counts only once the owner settings are proven against discovery (owner-settings.ts):
+// until then a read may be of another resource than the owner's (--owner-resource cronworkflows
+// finds every Workflow's name missing), so every conclusion but "alive, not completed" is held.
 // The cache alone never proves an owner gone; resolver.ts says how reads are shared and when a
 // read may answer for a pod.
 
@@ -30,8 +33,8 @@ import { dooms, type NamespaceDeletions } from '../namespaces/namespace-deletion
 
 /** OwnerEvidenceHeld: an owner found missing while the owner resource is not served proves nothing yet. */
 export class OwnerEvidenceHeld extends Error {
-  constructor() {
-    super('the owner resource is not served: no pod is freed on an owner found missing until it is');
+  constructor(why = 'the owner resource is not served: no pod is freed on an owner found missing until it is') {
+    super(why);
   }
 }
 
@@ -45,8 +48,15 @@ export interface OwnersOptions {
   logger: Logger;
   /** What the command does while the owner resource is not served, for the outage's log line. */
   outageConsequence: string;
+  /**
+   * settingsProven: discovery has shown the owner settings to name a namespaced resource serving
+   * the owner kind (owner-settings.ts); otherwise call proveSettings() once it has.
+   */
+  settingsProven: boolean;
   /** Told when the owner resource is served again after an outage. */
   onServedAgain?: () => void;
+  /** Told when an outage of the owner resource begins. */
+  onNotServed?: () => void;
   /** The namespaces seen being deleted; absent: the namespace rule is off (--namespace-deleting=false). */
   namespaces?: NamespaceDeletions;
   now?: () => number;
@@ -60,6 +70,7 @@ export class Owners {
   readonly #o: OwnersOptions;
   /** #forbidden: owner reads are answered 403; said once per episode, not per pod. */
   #forbidden = false;
+  #settingsProven: boolean;
 
   /**
    * listPath is where the owner cache's list/watch reports whether the resource is served: a 404
@@ -69,6 +80,7 @@ export class Owners {
 
   constructor(o: OwnersOptions) {
     this.#o = o;
+    this.#settingsProven = o.settingsProven;
     this.#availability = new OwnerAvailability({
       owner: o.owner,
       logger: o.logger,
@@ -76,6 +88,7 @@ export class Owners {
       onChange: (served) => {
         o.metrics.ownerResourceServed(served);
         if (served) o.onServedAgain?.();
+        else o.onNotServed?.();
       },
       ...(o.clock !== undefined ? { clock: o.clock } : {}),
       ...(o.quietMs !== undefined ? { quietMs: o.quietMs } : {}),
@@ -94,6 +107,16 @@ export class Owners {
   /** served: the owner resource is served (no 404 naming no object on its list, watch or reads). */
   served(): boolean {
     return this.#availability.served();
+  }
+
+  /** settingsProven: the owner settings are proven against discovery; until then no owner is concluded gone. */
+  settingsProven(): boolean {
+    return this.#settingsProven;
+  }
+
+  /** proveSettings records that discovery has proven the owner settings. */
+  proveSettings(): void {
+    this.#settingsProven = true;
   }
 
   /** readsForbidden: owner reads are answered 403 (RBAC); a pod that needs one waits. */
@@ -145,6 +168,7 @@ export class Owners {
     if (cached.kind === 'namespace-deleting') return cached; // no read can change that
     const s = await this.#resolver.confirmedState(pod, observedAt, priority, signal);
     if (this.#doomedByNamespace(pod, s)) return { kind: 'namespace-deleting' };
+    if (!this.#settingsProven && this.#held(s)) throw new OwnerEvidenceHeld('the owner settings are not yet proven against discovery: no pod is freed on what an owner read says until they are');
     if (this.#held(s)) throw new OwnerEvidenceHeld();
     return s;
   }
@@ -165,6 +189,7 @@ export class Owners {
   }
 
   #held(s: OwnerState): boolean {
+    if (!this.#settingsProven) return s.kind === 'gone' || s.kind === 'deleting' || (s.kind === 'alive' && s.completed !== 'no');
     return s.kind === 'gone' && s.because === 'absent' && !this.#availability.served();
   }
 

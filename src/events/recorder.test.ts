@@ -196,6 +196,16 @@ test('a write the server refuses is dropped at once', async () => {
   assert.equal(h.writes.length, 0);
 });
 
+test('a write refused because its namespace is being deleted is dropped at once, under that cause, never retried', async () => {
+  const h = harness();
+  h.fail.push('namespace-terminating');
+  h.recorder.emit(spec());
+  await h.advance(3_000);
+  assert.deepEqual(h.dropped, ['FinalizersRemoved:namespace-terminating']);
+  await h.advance(60_000, 1_000);
+  assert.equal(h.writes.length, 0);
+});
+
 test('an update that finds the Event expired creates a new one with the occurrences not yet written', async () => {
   const h = harness();
   for (let i = 0; i < 4; i++) h.recorder.emit(spec());

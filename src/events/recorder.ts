@@ -63,13 +63,19 @@ export interface EventSink {
 /** What became of a write, or of an occurrence that was never written. */
 export type EventResult = 'created' | 'updated' | 'dropped';
 
-/** Why a write failed, as far as the recorder cares. */
-export type WriteFailure = 'gone' | 'transient' | 'refused';
+/**
+ * Why a write failed, as far as the recorder cares; `namespace-terminating`: refused because the
+ * namespace is being deleted, which no retry and no permission changes.
+ */
+export type WriteFailure = 'gone' | 'transient' | 'refused' | 'namespace-terminating';
+
+/** DropCause is why an occurrence or a write was given up. */
+export type DropCause = 'rate-limited' | 'overflow' | 'refused' | 'namespace-terminating' | 'retries' | 'closed';
 
 export interface RecorderObserver {
   recorded(spec: EventSpec, result: EventResult): void;
   /** dropped: an occurrence or a write given up, and why (for one log line per cause). */
-  dropped(spec: EventSpec, why: 'rate-limited' | 'overflow' | 'refused' | 'retries' | 'closed', error?: unknown): void;
+  dropped(spec: EventSpec, why: DropCause, error?: unknown): void;
 }
 
 export interface RecorderOptions {
@@ -276,7 +282,7 @@ export class EventRecorder {
       const key = seriesKey(entry.spec);
       // Forget the series, unless a newer one of the same event has taken its place meanwhile.
       if (this.#series.get(key) === entry) this.#series.delete(key);
-      o.observer?.dropped(entry.spec, failure === 'transient' ? 'retries' : 'refused', err);
+      o.observer?.dropped(entry.spec, failure === 'transient' ? 'retries' : failure === 'namespace-terminating' ? failure : 'refused', err);
     }
   }
 

@@ -141,6 +141,25 @@ test('stats count requests by verb and code, and body bytes; the observer hears 
   assert.deepEqual(heard, ['list 200 true', 'list 200 true', 'get 404 true']);
 });
 
+test('the observer hears why a request was answered 403: a namespace being deleted (NamespaceLifecycle) apart from a denial', async (t) => {
+  const terminating = { kind: 'Status', status: 'Failure', reason: 'Forbidden', code: 403, message: 'events.events.k8s.io "e.1" is forbidden: unable to create new content in namespace ns because it is being terminated', details: { name: 'e.1', group: 'events.k8s.io', kind: 'events', causes: [{ reason: 'NamespaceTerminating', message: 'namespace ns is being terminated', field: 'metadata.namespace' }] } };
+  const denied = { kind: 'Status', status: 'Failure', reason: 'Forbidden', code: 403, message: 'pods is forbidden: User "u" cannot list resource "pods"', details: { kind: 'pods' } };
+  handler = (req, res) => {
+    res.statusCode = req.url === '/ok' ? 200 : 403;
+    res.end(JSON.stringify(req.url === '/events' ? terminating : req.url === '/ok' ? {} : denied));
+  };
+  const heard: string[] = [];
+  const c = client(transport(), { observer: { request: () => {}, forbidden: (verb, cause) => heard.push(`${verb} ${cause}`) } });
+  t.after(() => c.close());
+  await assert.rejects(c.request({ method: 'POST', path: '/events', body: {}, verb: 'create' }));
+  await assert.rejects(c.request({ method: 'GET', path: '/pods', verb: 'list' }));
+  await assert.rejects(async () => {
+    for await (const _ of c.watch({ method: 'GET', path: '/watch/pods' })) void _;
+  });
+  await c.request({ method: 'GET', path: '/ok' });
+  assert.deepEqual(heard, ['create namespace-terminating', 'list denied', 'watch denied']);
+});
+
 test('a JSON body with characters beyond ASCII arrives whole: Content-Length counts bytes, not characters', async (t) => {
   let got = '';
   handler = (req, res) => {

@@ -7,7 +7,7 @@ import * as http from 'node:http';
 import * as https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { UNLIMITED_BUDGET, type Budget, type FlowControl } from './budget.ts';
-import { ApiError, retryAfterHeaderSeconds, type Subject } from './errors.ts';
+import { ApiError, forbiddenCause, retryAfterHeaderSeconds, type ForbiddenCause, type Subject } from './errors.ts';
 import { transportFromKubeConfig, type Transport } from './transport.ts';
 import { watchEvents, type WatchEvent } from './watch-stream.ts';
 
@@ -15,6 +15,11 @@ import { watchEvents, type WatchEvent } from './watch-stream.ts';
 export interface RequestObserver {
   /** request: verb is e.g. "list", "watch", "get", "patch"; code the HTTP status or "<error>". */
   request(verb: string, code: string, seconds: number): void;
+  /**
+   * forbidden: a request answered 403, and why: `namespace-terminating` (a create in a namespace
+   * being deleted, which no permission changes) or `denied` (RBAC, an admission policy).
+   */
+  forbidden?(verb: string, cause: ForbiddenCause): void;
 }
 
 export interface ApiClientOptions {
@@ -123,6 +128,7 @@ export class ApiClient {
           if (!ok(res)) throw errorOf(res, text, opts.subject);
           return (text.length === 0 ? undefined : JSON.parse(text)) as T;
         } catch (err) {
+          this.#refused(verb, err);
           if (opts.signal?.aborted) throw opts.signal.reason;
           throw err;
         } finally {
@@ -151,6 +157,9 @@ export class ApiClient {
           this.#answered(r, start, true);
           if (!ok(r)) throw errorOf(r, await this.#readText(r), opts.subject);
           return r;
+        } catch (err) {
+          this.#refused(verb, err);
+          throw err;
         } finally {
           this.#record(verb, code, start);
         }
@@ -298,6 +307,11 @@ export class ApiClient {
       this.stats.bytesReceived += chunk.length;
       yield chunk;
     }
+  }
+
+  #refused(verb: string, err: unknown): void {
+    const cause = forbiddenCause(err);
+    if (cause !== null) this.#observer?.forbidden?.(verb, cause);
   }
 
   #record(verb: string, code: string, start: number): void {

@@ -4,8 +4,10 @@ import {
   ApiError,
   isAbort,
   isConflict,
+  forbiddenCause,
   isForbidden,
   isGone,
+  isNamespaceTerminating,
   isNetworkError,
   isNotFound,
   isObjectNotFound,
@@ -118,4 +120,31 @@ test('fromStatus keeps the causes of a 422, and none where the Status has none',
   });
   assert.deepEqual(err.causes, [{ field: 'spec.tolerations', reason: 'FieldValueForbidden', message: 'Forbidden: may not be set' }]);
   assert.deepEqual(status(409, 'Conflict').causes, []);
+});
+
+// NamespaceLifecycle's refusal of a create in a namespace being deleted, as the API server sends it
+// (k8s.io/apiserver admission/plugin/namespace/lifecycle: admission.NewForbidden plus one cause).
+const NAMESPACE_TERMINATING = {
+  kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', reason: 'Forbidden', code: 403,
+  message: 'events.events.k8s.io "wf.1879a" is forbidden: unable to create new content in namespace team-a because it is being terminated',
+  details: { name: 'wf.1879a', group: 'events.k8s.io', kind: 'events', causes: [{ reason: 'NamespaceTerminating', message: 'namespace team-a is being terminated', field: 'metadata.namespace' }] },
+};
+const RBAC_DENIED = {
+  kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', reason: 'Forbidden', code: 403,
+  message: 'events.events.k8s.io is forbidden: User "system:serviceaccount:argo:argo" cannot create resource "events" in API group "events.k8s.io" in the namespace "team-a"',
+  details: { group: 'events.k8s.io', kind: 'events' },
+};
+
+test('a 403 of NamespaceLifecycle (its cause NamespaceTerminating) is told apart from one of RBAC or an admission policy', () => {
+  const cases: Array<[string, unknown, boolean, string | null]> = [
+    ['NamespaceLifecycle', ApiError.fromStatus(NAMESPACE_TERMINATING, 403), true, 'namespace-terminating'],
+    ['RBAC', ApiError.fromStatus(RBAC_DENIED, 403), false, 'denied'],
+    ['the same words without the cause', ApiError.fromStatus({ ...NAMESPACE_TERMINATING, details: { name: 'wf.1879a', group: 'events.k8s.io', kind: 'events' } }, 403), false, 'denied'],
+    ['the cause on another status', ApiError.fromStatus({ ...NAMESPACE_TERMINATING, code: 422, reason: 'Invalid' }, 422), false, null],
+    ['a network error', new Error('socket hang up'), false, null],
+  ];
+  for (const [name, err, terminating, cause] of cases) {
+    assert.equal(isNamespaceTerminating(err), terminating, name);
+    assert.equal(forbiddenCause(err), cause, name);
+  }
 });

@@ -149,9 +149,32 @@ export function isUnauthorized(err: unknown): boolean {
   return statusOf(err) === 401;
 }
 
-/** isForbidden: 403, authenticated but not allowed (RBAC). */
+/** isForbidden: 403, authenticated but not allowed (RBAC), or refused by an admission plugin. */
 export function isForbidden(err: unknown): boolean {
   return statusOf(err) === 403;
+}
+
+/**
+ * isNamespaceTerminating: a create refused because its namespace is being deleted, which no
+ * permission changes. The NamespaceLifecycle admission plugin answers it as a 403 Forbidden
+ * ("unable to create new content in namespace X because it is being terminated") with one cause
+ * of type NamespaceTerminating (JSON key `reason`), field metadata.namespace
+ * (k8s.io/apiserver, pkg/admission/plugin/namespace/lifecycle/admission.go; the cause since 1.17).
+ */
+export function isNamespaceTerminating(err: unknown): boolean {
+  return isForbidden(err) && (err as ApiError).causes.some((c) => c.reason === NAMESPACE_TERMINATING_CAUSE);
+}
+
+/** NAMESPACE_TERMINATING_CAUSE is k8s.io/api/core/v1's NamespaceTerminatingCause. */
+export const NAMESPACE_TERMINATING_CAUSE = 'NamespaceTerminating';
+
+/** ForbiddenCause tells a 403 the install can fix (RBAC, an admission policy) from one of a namespace being deleted. */
+export type ForbiddenCause = 'namespace-terminating' | 'denied';
+
+/** forbiddenCause is the cause of a 403, or null for any other answer. */
+export function forbiddenCause(err: unknown): ForbiddenCause | null {
+  if (!isForbidden(err)) return null;
+  return isNamespaceTerminating(err) ? 'namespace-terminating' : 'denied';
 }
 
 const RETRYABLE_NETWORK_CODES = new Set([

@@ -83,6 +83,17 @@ test('client-go\'s names sit beside ours: rest_client_requests_total by code, me
   assert.equal(await sample(m, 'leader_election_master_status{name="argo/finalizer-sweeper"}'), 0);
 });
 
+test('a 403 is counted by verb and cause beside the request itself, so that an alert can leave out the namespace being deleted', async () => {
+  const m = new Metrics({ version: 'test' });
+  m.apiRequest('create', 403, 0.01);
+  m.apiForbidden('create', 'namespace-terminating');
+  m.apiRequest('list', 403, 0.01);
+  m.apiForbidden('list', 'denied');
+  assert.equal(await sample(m, 'finalizer_sweeper_api_requests_total{verb="create",code="403"}'), 1);
+  assert.equal(await sample(m, 'finalizer_sweeper_api_forbidden_total{verb="create",cause="namespace-terminating"}'), 1);
+  assert.equal(await sample(m, 'finalizer_sweeper_api_forbidden_total{verb="list",cause="denied"}'), 1);
+});
+
 test('a removal is counted by reason and result, and a stale one also as forced', async () => {
   const m = new Metrics({ version: 'test' });
   m.removal('owner-gone', 'removed');

@@ -6,6 +6,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { Reason, Settings } from '../config/settings.ts';
 import { WAIT_REASONS, type Evidence, type WaitReason } from '../decide/decide.ts';
 import type { ReadResult } from '../argo/workflow-records.ts';
+import type { ForbiddenCause } from '../kube/errors.ts';
 import { WorkqueueMetrics } from './workqueue.ts';
 
 /** RemovalResult is how one attempt to remove our finalizer ended. */
@@ -70,11 +71,12 @@ export class Metrics {
   readonly #waiting = this.#gauge('pods_waiting', 'Pods that keep our finalizer for now, by why.', ['reason']);
   readonly #conflicts = this.#counter('conflicts_total', 'Writes refused with 409 Conflict (stale resourceVersion).', []);
   readonly #forced = this.#counter('forced_removals_total', 'Removals allowed only by --force-after (reason stale).', []);
-  readonly #events = this.#counter('events_total', 'Kubernetes Events by type, reason and result: created, updated (a series counted on), dropped (rate-limited, overflow, refused, closed).', ['type', 'reason', 'result']);
+  readonly #events = this.#counter('events_total', 'Kubernetes Events by type, reason and result: created, updated (a series counted on), dropped (rate-limited, overflow, refused, closed, or refused because its namespace is being deleted), skipped (not written: its namespace is being deleted).', ['type', 'reason', 'result']);
   readonly #confirmations = this.#counter('owner_confirmations_total', 'Live reads of an owner, by what they confirmed.', ['result']);
   readonly #statusReads = this.#counter('workflow_status_reads_total', 'Reads of a whole Workflow for the nodes of its pods, by the form its nodes were stored in (nodes, compressed, offloaded), or unreadable, gone, failed.', ['result']);
   readonly #recorded = this.#counter('recorded_removals_total', 'Finalizers removed from recorded pods (reasons recorded and pod-deleting), by the record that proved it: pod-label, workflow-label, node-status.', ['evidence']);
   readonly #apiRequests = this.#counter('api_requests_total', 'Kubernetes API requests by verb and HTTP status code.', ['verb', 'code']);
+  readonly #apiForbidden = this.#counter('api_forbidden_total', 'API requests answered 403, by verb and cause: denied (RBAC or an admission policy: the install does not match), namespace-terminating (a create in a namespace being deleted, refused by NamespaceLifecycle: routine).', ['verb', 'cause']);
   readonly #apiDuration = new Histogram<'verb'>({
     name: `${PREFIX}api_request_duration_seconds`,
     help: 'Kubernetes API request latency in seconds, by verb.',
@@ -182,7 +184,7 @@ export class Metrics {
   }
 
   /** event counts one Event write, or one occurrence or write given up. */
-  event(type: string, reason: string, result: 'created' | 'updated' | 'dropped'): void {
+  event(type: string, reason: string, result: 'created' | 'updated' | 'dropped' | 'skipped'): void {
     this.#events.inc({ type, reason, result });
   }
 
@@ -214,6 +216,11 @@ export class Metrics {
     series.count.inc();
     series.duration.observe(seconds);
     series.rest.inc();
+  }
+
+  /** apiForbidden counts one request answered 403, by why (kube/errors.ts, forbiddenCause); apiRequest counts it too. */
+  apiForbidden(verb: string, cause: ForbiddenCause): void {
+    this.#apiForbidden.inc({ verb, cause });
   }
 
   /** apiHost names the API server (host:port) in rest_client_requests_total's `host` label. */

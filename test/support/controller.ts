@@ -7,6 +7,7 @@ import { Controller } from '../../src/controller/controller.ts';
 import { connect } from '../../src/commands/connect.ts';
 import { Metrics } from '../../src/metrics/metrics.ts';
 import { recordingLogger, type LogRecord } from '../../src/log.ts';
+import { startEvents } from '../../src/events/start.ts';
 import { logLines, startCli } from './cli.ts';
 
 /** RunningController is an in-process controller that leads alone (no leader election). */
@@ -22,15 +23,18 @@ export interface RunningController {
 /**
  * startController connects through the same code as the command (one client, one API budget),
  * then runs the caches and leads at once. It does not wait for the caches to sync: see waitSynced.
+ * With `events`, it writes Kubernetes Events as the command does (--events), else none.
  */
-export async function startController(kubeconfig: string, settings: Partial<Settings> & { namespaces: string[] }): Promise<RunningController> {
+export async function startController(kubeconfig: string, settings: Partial<Settings> & { namespaces: string[] }, o: { events?: boolean } = {}): Promise<RunningController> {
   const s: Settings = { ...DEFAULTS, leaderElect: false, metricsBindAddress: '0', healthProbeBindAddress: '0', ...settings, kubeconfig };
   const { logger, records } = recordingLogger();
   const metrics = new Metrics({ version: 'test' });
   const connection = await connect(s, metrics, logger);
   if (typeof connection === 'number') throw new Error(`cannot connect (exit code ${connection}): ${JSON.stringify(records)}`);
   const { client } = connection;
-  const controller = new Controller({ settings: s, client, metrics, logger });
+  const events = o.events === true ? startEvents({ settings: s, client, metrics, logger, command: 'controller' }) : null;
+  const controller = new Controller({ settings: s, client, metrics, logger, ...(events !== null ? { events: events.removals } : {}) });
+  if (events !== null && controller.namespaces !== null) events.skipNamespaces(controller.namespaces);
   const stop = new AbortController();
   const abort = new AbortController();
   const running = Promise.all([controller.runCaches(stop.signal), controller.lead(stop.signal, abort.signal)]);
@@ -45,6 +49,7 @@ export async function startController(kubeconfig: string, settings: Partial<Sett
         const timer = setTimeout(() => abort.abort(new Error('shutdown timeout')), 10_000);
         try {
           await running;
+          await events?.close(5_000);
         } finally {
           clearTimeout(timer);
           client.close();

@@ -21,8 +21,9 @@ import { atScale } from './scenarios/scale.ts';
 import { budgetOverhead } from './scenarios/budget.ts';
 import { soak } from './scenarios/soak.ts';
 import { argoLagging } from './scenarios/argo-lagging.ts';
+import { guardrail } from './scenarios/guardrail.ts';
 
-const SCENARIOS: Scenario[] = [massOrphaning, orphansFirst, churn, conflicts, memoryBandwidth, startup, sweep, goodNeighbour, atScale, budgetOverhead, soak, argoLagging];
+const SCENARIOS: Scenario[] = [massOrphaning, orphansFirst, churn, conflicts, memoryBandwidth, startup, sweep, goodNeighbour, atScale, budgetOverhead, soak, argoLagging, guardrail];
 
 const USAGE = `usage: npm run bench [-- --scenario N|name[,N|name…]] [--scale F]
   --scenario  run only these scenarios (numbers or names: ${SCENARIOS.map((s) => `${s.id} ${s.key}`).join(', ')})

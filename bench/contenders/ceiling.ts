@@ -18,6 +18,8 @@ export interface CeilingResult {
   requests: number;
   /** writes: patches sent. */
   writes: number;
+  /** patchMs: how long each accepted patch took, sending to the answer drained. */
+  patchMs: number[];
 }
 
 const PAGE = 500;
@@ -35,7 +37,7 @@ export async function runCeiling(client: ApiClient, namespace: string, concurren
     token = page.continue;
     if (token === null) break;
   }
-  const result: CeilingResult = { removed: 0, conflicts: 0, requests, writes: 0 };
+  const result: CeilingResult = { removed: 0, conflicts: 0, requests, writes: 0, patchMs: [] };
   await mapConcurrent(held, concurrency, async (first) => {
     let current: MetaObject | null = first;
     for (let attempt = 1; current !== null && attempt <= MAX_ATTEMPTS; attempt++) {
@@ -44,9 +46,11 @@ export async function runCeiling(client: ApiClient, namespace: string, concurren
       try {
         result.requests++;
         result.writes++;
+        const sent = performance.now();
         await api.patchMergeUnread(namespace, current.metadata.name, {
           metadata: { resourceVersion: current.metadata.resourceVersion, finalizers: finalizers.filter((f) => f !== ARGO_FINALIZER) },
         });
+        result.patchMs.push(performance.now() - sent);
         result.removed++;
         return;
       } catch (err) {

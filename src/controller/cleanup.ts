@@ -289,9 +289,9 @@ export class Cleanup {
         logger.debug(fields, 'the Workflow changed since its status was read: deciding again when a read is due');
         break;
       case 'retry':
-        // During an owner outage, or while owner reads are forbidden, that episode's own line
-        // says it all: a warning per pod per retry would bury it.
-        if (!this.owners.served() || this.owners.readsForbidden()) logger.debug(fields, 'finalizer removal will be retried');
+        // During an owner outage, while owner reads are forbidden, or until the owner settings
+        // are proven, that episode's own line says it all: a warning per pod per retry would bury it.
+        if (!this.owners.served() || this.owners.readsForbidden() || !this.owners.settingsProven()) logger.debug(fields, 'finalizer removal will be retried');
         else logger.warn(fields, 'finalizer removal will be retried');
         break;
       default:

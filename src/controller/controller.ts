@@ -164,6 +164,8 @@ export class Controller {
    * first page of the pod list can be decided (and orphans queued) at once.
    */
   async runCaches(signal: AbortSignal): Promise<void> {
+    // First, so that the owner settings are usually proven before the first pod is decided.
+    const proof = this.#proveOwnerSettings(signal);
     const namespaces = this.namespaces?.run(signal);
     const workflows = this.#workflows.run(signal);
     // Not for an owner resource that is not served (Argo's CRD missing at start): pods that Argo
@@ -172,7 +174,7 @@ export class Controller {
     const pods = this.#pods.run(signal);
     const recount = setInterval(() => this.#recountWaiting(), WAITING_RECOUNT_MS);
     try {
-      await Promise.all([namespaces, workflows, pods, this.#proveOwnerSettings(signal)]);
+      await Promise.all([namespaces, workflows, pods, proof]);
     } finally {
       clearInterval(recount);
     }

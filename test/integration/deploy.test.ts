@@ -491,6 +491,11 @@ const PERMISSION_CHECKS: { verb: string; resource: string; where: 'own' | 'other
   ),
   { verb: 'list', resource: 'workflows.argoproj.io', where: 'all' },
   ...['patch', 'update', 'delete', 'create'].map((verb) => ({ verb, resource: 'workflows.argoproj.io', where: 'own' as const })),
+  { verb: 'get', resource: 'namespaces', where: 'own' },
+  { verb: 'get', resource: 'namespaces', where: 'other' },
+  { verb: 'list', resource: 'namespaces', where: 'all' },
+  { verb: 'watch', resource: 'namespaces', where: 'all' },
+  ...['delete', 'update', 'patch'].map((verb) => ({ verb, resource: 'namespaces', where: 'all' as const })),
   { verb: 'create', resource: 'leases.coordination.k8s.io', where: 'own' },
   { verb: 'get', resource: 'leases.coordination.k8s.io/finalizer-sweeper', where: 'own' },
   { verb: 'update', resource: 'leases.coordination.k8s.io/finalizer-sweeper', where: 'own' },
@@ -520,6 +525,9 @@ function expectedPermissions(scope: Scope): Record<string, boolean> {
     const reach = c.where === 'own' || scope === 'cluster';
     if (c.resource === 'pods') return reach && ['get', 'list', 'watch', 'patch'].includes(c.verb);
     if (c.resource === 'workflows.argoproj.io') return reach && ['get', 'list', 'watch'].includes(c.verb);
+    // Namespaces, to free the pods of one being deleted: watched across the cluster, or, installed
+    // in one namespace, that namespace read (a Role in X grants the GET of X itself).
+    if (c.resource === 'namespaces') return c.verb === 'get' ? reach : scope === 'cluster' && ['list', 'watch'].includes(c.verb);
     // Events (events.k8s.io/v1) about the pods and Workflows it works on: written, never read.
     if (c.resource === 'events.events.k8s.io') return reach && ['create', 'patch'].includes(c.verb);
     if (c.resource === 'leases.coordination.k8s.io') return c.where === 'own' && c.verb === 'create';

@@ -1,0 +1,115 @@
+// A namespace deleted while its Workflows run, on the real control plane (kube-controller-manager
+// runs the namespace controller). Since Kubernetes 1.33 (KEP-5080, ordered namespace deletion) the
+// namespace controller deletes the pods first and nothing else while any remains, so pods waiting
+// for their live Workflow hold the namespace Terminating for good, unless the namespace rule
+// frees them (reason namespace-deleting). On 1.31 deletion is not ordered: the Workflows go with
+// the rest, and the namespace goes either way. Beside it, a live namespace with the same pods
+// loses nothing; no request is answered 403 (no Event is written into the namespace being
+// deleted); a controller limited to one namespace sees its own deletion by reading it.
+import assert from 'node:assert/strict';
+import { test, type TestContext } from 'node:test';
+import type { Settings } from '../../src/config/settings.ts';
+import { ApiError } from '../../src/testbed/http.ts';
+import { ARGO_FINALIZER, newPod, newWorkflow, type PodObject } from '../../src/testbed/fixtures.ts';
+import { useTestCluster } from '../support/cluster.ts';
+import { metricValue, removals, startController, type RunningController } from '../support/controller.ts';
+
+const { cluster, kubeconfigPath, newNamespace } = useTestCluster();
+
+/** LONG bounds every wait: far above what any step needs, so that only a real failure trips it. */
+const LONG = 90_000;
+const OTHERS = 'example.com/keep';
+
+/** runningWorkflows creates `count` running Workflows (`prefix-N`) with `pods` unrecorded pods each, all holding our finalizer. */
+async function runningWorkflows(namespace: string, count: number, pods: number, finalizers = [ARGO_FINALIZER], prefix = 'wf'): Promise<string[]> {
+  const created: PodObject[] = [];
+  for (let w = 0; w < count; w++) {
+    const name = `${prefix}-${w}`;
+    const wf = await cluster.createWorkflow(newWorkflow({ namespace, name }));
+    const owner = { name, uid: wf.metadata.uid ?? '' };
+    created.push(...Array.from({ length: pods }, (_, i) => newPod({ namespace, name: `${name}-${i}`, workflow: owner, finalizers })));
+  }
+  await cluster.createPods(created);
+  return created.map((p) => p.metadata.name);
+}
+
+/** deleteNamespace asks for the deletion as kubectl would, leaving the pods' finalizers alone. */
+async function deleteNamespace(name: string): Promise<void> {
+  await cluster.client.call('DELETE', `/api/v1/namespaces/${name}`);
+}
+
+async function namespaceExists(name: string): Promise<boolean> {
+  try {
+    await cluster.client.call('GET', `/api/v1/namespaces/${name}`);
+    return true;
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 404) return false;
+    throw err;
+  }
+}
+
+/** snapshot maps each pod of the namespace to its resourceVersion and finalizers: equal snapshots mean nothing was written. */
+async function snapshot(namespace: string): Promise<Record<string, string>> {
+  const pods = await cluster.listPods(namespace);
+  return Object.fromEntries(pods.map((p) => [p.metadata.name, `${p.metadata.resourceVersion} ${(p.metadata.finalizers ?? []).join(',')}`]));
+}
+
+async function run(t: TestContext, settings: Partial<Settings> & { namespaces: string[] }): Promise<RunningController> {
+  const c = await startController(kubeconfigPath, { resyncPeriodMs: 60_000, ...settings }, { events: true });
+  t.after(() => c.stop());
+  await cluster.waitFor(async () => c.controller.synced(), LONG, 'the controller caches to sync');
+  return c;
+}
+
+/** waitGone waits for the namespace to be deleted for good, and says how long it took. */
+async function waitGone(t: TestContext, name: string, c: RunningController): Promise<void> {
+  const started = performance.now();
+  await cluster.waitFor(async () => !(await namespaceExists(name)), LONG, `namespace ${name} to be gone`).catch(async (err: unknown) => {
+    const held = (await cluster.listPods(name)).map((p) => `${p.metadata.name} ${JSON.stringify(p.metadata.finalizers)}`);
+    throw new Error(`${String(err)}; pods left: ${held.join('; ')}; controller log tail: ${JSON.stringify(c.records.slice(-5))}`);
+  });
+  t.diagnostic(`namespace ${name} gone ${((performance.now() - started) / 1000).toFixed(1)} s after its deletion`);
+}
+
+test('a namespace deleted while its Workflows run is gone within seconds; the live namespace beside it loses nothing; no request is answered 403', async (t) => {
+  const [doomed, live] = [await newNamespace(t), await newNamespace(t)];
+  const doomedPods = await runningWorkflows(doomed, 4, 6);
+  await runningWorkflows(live, 4, 6);
+  await runningWorkflows(live, 1, 2, [OTHERS, ARGO_FINALIZER], 'shared');
+  const c = await run(t, { namespaces: [] }); // cluster-wide, as the standalone and sidecar flavours
+  const liveBefore = await snapshot(live);
+
+  await deleteNamespace(doomed);
+  await waitGone(t, doomed, c);
+
+  const freed = removals(c.records).filter((r) => r.pod.startsWith(`${doomed}/`));
+  assert.deepEqual(freed.map((r) => r.pod).sort(), doomedPods.map((n) => `${doomed}/${n}`).sort(), 'every pod of the doomed namespace freed once, by the controller');
+  assert.ok(freed.every((r) => r.reason === 'namespace-deleting' || r.reason === 'owner-gone'), JSON.stringify(freed));
+  assert.ok(freed.some((r) => r.reason === 'namespace-deleting'), 'the namespace rule freed them: their Workflows were alive');
+  assert.deepEqual(await snapshot(live), liveBefore, 'nothing written in the live namespace');
+  assert.ok(removals(c.records).every((r) => r.pod.startsWith(`${doomed}/`)), 'nothing freed anywhere else');
+
+  assert.equal(await metricValue(c.metrics, 'api_requests_total{verb="create",code="403"}'), undefined, 'no create refused');
+  assert.ok(!(await c.metrics.registry.metrics()).includes('code="403"'), 'no request answered 403');
+  assert.equal(await metricValue(c.metrics, 'api_forbidden_total{verb="create",cause="namespace-terminating"}'), undefined);
+  // The Events of those removals were not attempted in the namespace being deleted.
+  const events = (await c.metrics.registry.metrics()).split('\n').filter((l) => l.startsWith('finalizer_sweeper_events_total{'));
+  assert.ok(events.some((l) => l.includes('result="skipped"')), events.join('\n'));
+  assert.ok(!events.some((l) => /result="(created|dropped)"/.test(l)), events.join('\n'));
+});
+
+test('a controller limited to its own namespace reads that namespace, and frees its pods once it is being deleted', async (t) => {
+  const [doomed, live] = [await newNamespace(t), await newNamespace(t)];
+  const doomedPods = await runningWorkflows(doomed, 2, 3);
+  await runningWorkflows(live, 2, 3);
+  const c = await run(t, { namespaces: [doomed, live] }); // the namespaced flavours: --namespace, no namespace watch
+  const liveBefore = await snapshot(live);
+
+  await deleteNamespace(doomed);
+  await waitGone(t, doomed, c);
+
+  assert.deepEqual(removals(c.records).map((r) => r.pod).sort(), doomedPods.map((n) => `${doomed}/${n}`).sort());
+  assert.deepEqual(await snapshot(live), liveBefore);
+  assert.equal(await metricValue(c.metrics, 'cached_objects{resource="namespaces"}'), undefined, 'no namespace watch, only reads');
+  assert.ok(!(await c.metrics.registry.metrics()).includes('code="403"'), 'no request answered 403');
+});

@@ -3,6 +3,12 @@
 // kustomize leaves them as written: test/integration/guardrail.test.ts checks that rendering),
 // and each change waited out with a probe, since the API server loads policies, bindings and
 // their parameters asynchronously.
+//
+// Lifting it deletes the binding alone: the policy and its ConfigMap stay, as in a cluster where
+// they are created once. Deleting and re-creating the ConfigMap between runs left the API
+// server's cache without it well after the probe passed on a loaded machine, and 1.37 then reads
+// it directly with a one-second timeout and refuses the request when that read times out
+// ("failed to configure binding: ... context deadline exceeded", seen at a load average of 20).
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { load } from 'js-yaml';
@@ -34,18 +40,22 @@ export class Guardrail {
     this.#namespace = namespace;
   }
 
-  /** on creates the policy, its binding and its parameters, and resolves once the API server enforces them. */
+  /** on creates what is missing of the policy, its parameters and its binding, and resolves once the API server enforces them. */
   async on(): Promise<void> {
     for (const m of await manifests()) {
       if (m.metadata.namespace !== undefined) await createNamespace(this.#admin, m.metadata.namespace);
-      await this.#admin.client.call('POST', collection(m), m);
+      await this.#admin.client.call('POST', collection(m), m).catch((err: unknown) => {
+        if (!(err instanceof ApiError && err.status === 409)) throw err;
+      });
     }
     await this.#until(true);
   }
 
-  /** off deletes them, and resolves once the API server has dropped the policy. */
+  /** off deletes the binding, and resolves once the API server no longer enforces the policy. */
   async off(): Promise<void> {
-    for (const m of await manifests()) await this.#admin.client.call('DELETE', `${collection(m)}/${m.metadata.name}`);
+    for (const m of await manifests()) {
+      if (m.kind === 'ValidatingAdmissionPolicyBinding') await this.#admin.client.call('DELETE', `${collection(m)}/${m.metadata.name}`);
+    }
     await this.#until(false);
   }
 

@@ -66,7 +66,7 @@ export const guardrail: ClusterScenario = {
       out.goals.push(goal(`${r.label}: every removal accepted, none refused`, r.refused, 'refused', (v) => v === 0 && r.removed === r.pods));
     }
     out.notes.push(
-      `Each row is a fresh namespace of ${workflows} Workflows with ${PODS_PER_WORKFLOW} pods each, the Workflows deleted first, on one control plane; the policy is put in force before a guarded row and lifted after it, each time waited out with a probe (the API server loads policies asynchronously).`,
+      `Each row is a fresh namespace of ${workflows} Workflows with ${PODS_PER_WORKFLOW} pods each, the Workflows deleted first, on one control plane. The policy and its ConfigMap are created before the first guarded row and stay; its binding is created before each guarded row and deleted after it (an unbound policy is not evaluated), each time waited out with a probe, since the API server loads them asynchronously.`,
       `The loop is scenario 1's ceiling at concurrency ${CONCURRENCY}: one metadata-only JSON merge patch per pod (finalizers and resourceVersion), timed from sending to the answer drained; it fails outright on a refusal. The controller runs with its defaults but --events none, so that its only patches are the removals; its patch latency is the mean of finalizer_sweeper_api_request_duration_seconds{verb="patch"}, and a refusal counts in finalizer_sweeper_removals_total{result="failed"}.`,
       `Both run as a service account (${SWEEPER}), the account the guardrail's parameters name by default; the server runs with ${APF_PLANE.apiserverArgs?.join(' ')}.`,
     );

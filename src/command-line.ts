@@ -5,7 +5,7 @@
 
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
-import { ConfigError, defineControllerOptions, defineExplainOptions, defineSweepOptions, loadSettingsAndFile } from './config/index.ts';
+import { ConfigError, defineControllerOptions, defineExplainOptions, defineSweepOptions, loadSettingsAndFile, settingsFromText } from './config/index.ts';
 import type { Command } from './config/index.ts';
 import type { Settings } from './config/settings.ts';
 import { EXIT } from './commands/exit-codes.ts';
@@ -69,7 +69,9 @@ async function main(argv: string[]): Promise<number> {
   // A long-running process: restart once with glibc and V8 tuned for memory as the image runs them
   // (runtime-tuning.ts). Only once the flags are known good, so a mistake exits at once.
   restartTuned();
-  return (await import('./commands/controller.ts')).runController(settings, file);
+  // A changed config file is checked as this start checked it: the same flags and environment on top.
+  const watched = file === null ? null : { path: file.path, text: file.text, load: (text: string) => settingsFromText({ argv: flags, env: process.env, command }, file.path, text) };
+  return (await import('./commands/controller.ts')).runController(settings, watched);
 }
 
 /** explain runs `explain pod NAMESPACE/NAME` or `explain namespace NAME`; a bad target exits 2. */

@@ -52,6 +52,34 @@ test('a file that cannot be read for a while is not a change; the text it comes 
   assert.equal(changes, 1);
 });
 
+test('each change is reported once, with its text, and a text that comes back after another is a change again', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'config-watch-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const path = join(dir, 'finalizer-sweeper.yaml');
+  await writeFile(path, '{}\n');
+  const seen: string[] = [];
+  const stop = watchConfigFile(path, '{}\n', (text) => seen.push(text), POLL_MS);
+  t.after(stop);
+  // Written whole, as the kubelet swaps a ConfigMap's files: writeFile alone can be read half-way, empty.
+  const replace = async (text: string) => {
+    await writeFile(`${path}.tmp`, text);
+    await rename(`${path}.tmp`, path);
+  };
+  const until = async (n: number) => {
+    for (let i = 0; i < 100 && seen.length < n; i++) await sleep(POLL_MS);
+    await sleep(POLL_MS * 5);
+  };
+
+  await replace('forceAfter: soon\n');
+  await until(1);
+  await replace('forceAfter: 1h\n');
+  await until(2);
+  await replace('forceAfter: soon\n');
+  await until(3);
+
+  assert.deepEqual(seen, ['forceAfter: soon\n', 'forceAfter: 1h\n', 'forceAfter: soon\n']);
+});
+
 test('once stopped, nothing is reported', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'config-watch-'));
   t.after(() => rm(dir, { recursive: true, force: true }));

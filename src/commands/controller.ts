@@ -3,7 +3,6 @@
 // signal fans out to everything; see shutdown.ts.
 
 import type { Settings } from '../config/settings.ts';
-import type { ConfigFile } from '../config/file.ts';
 import { createLogger, type Logger } from '../log.ts';
 import { Metrics } from '../metrics/metrics.ts';
 import { startHealthServer, startMetricsServer, type Serving } from '../metrics/server.ts';
@@ -18,6 +17,7 @@ import { EXIT } from './exit-codes.ts';
 import { collectWhenGrown, giveBackPeriodically, releaseMemory } from './release-memory.ts';
 import { Shutdown } from './shutdown.ts';
 import { watchConfigFile } from './config-watch.ts';
+import { ConfigReload, type WatchedConfig } from './config-reload.ts';
 import { VERSION } from '../version.ts';
 
 /** How long a stopping controller waits for its pending Events to be written. */
@@ -35,9 +35,9 @@ const GIVE_BACK_EVERY_MS = 60_000;
 
 /**
  * runController runs until a signal, or until `configFile` (the file --config named, as it was
- * read for `settings`) changes: see config-watch.ts.
+ * read for `settings`) changes to a text it can start with: see config-reload.ts.
  */
-export async function runController(settings: Settings, configFile: Pick<ConfigFile, 'path' | 'text'> | null = null): Promise<number> {
+export async function runController(settings: Settings, configFile: WatchedConfig | null = null): Promise<number> {
   const logger = createLogger(settings);
   const shutdown = new Shutdown({ timeoutMs: settings.shutdownTimeoutMs, logger });
   const metrics = new Metrics({ version: VERSION });
@@ -99,7 +99,7 @@ export async function runController(settings: Settings, configFile: Pick<ConfigF
     { version: VERSION, namespaces: settings.namespaces, finalizer: settings.finalizer, dryRun: settings.dryRun, metricsPort: metricsServer?.port ?? null, healthPort: healthServer?.port ?? null },
     'controller starting',
   );
-  stopWhenConfigChanges(configFile, settings, shutdown, logger);
+  stopWhenConfigChanges(configFile, settings, shutdown, metrics, logger);
   const caches = controller.runCaches(shutdown.stop);
   void controller.waitForSync(shutdown.stop).then(() => {
     // setImmediate: the list's last page stays referenced until the reflector moves on to its watch.
@@ -142,15 +142,13 @@ async function ownerSettingsAtStart(client: ApiClient, settings: Settings, logge
 
 /**
  * stopWhenConfigChanges begins a shutdown, as SIGTERM would, once the config file's text differs
- * from the text the settings were built from: a change made while the controller was starting
- * counts too.
+ * from the text the settings were built from and would start (a change made while the controller
+ * was starting counts too); an invalid one leaves it running (config-reload.ts).
  */
-function stopWhenConfigChanges(configFile: Pick<ConfigFile, 'path' | 'text'> | null, settings: Settings, shutdown: Shutdown, logger: Logger): void {
+function stopWhenConfigChanges(configFile: WatchedConfig | null, settings: Settings, shutdown: Shutdown, metrics: Metrics, logger: Logger): void {
   if (configFile === null) return;
-  const stopWatching = watchConfigFile(configFile.path, configFile.text, () => {
-    logger.info({ config: configFile.path }, 'the config file changed: stopping, so that the container restarts with the new settings');
-    shutdown.begin(settings.shutdownTimeoutMs);
-  });
+  const reload = new ConfigReload({ config: configFile, metrics, logger, restart: () => shutdown.begin(settings.shutdownTimeoutMs) });
+  const stopWatching = watchConfigFile(configFile.path, configFile.text, (text) => reload.changed(text));
   shutdown.stop.addEventListener('abort', stopWatching, { once: true });
 }
 

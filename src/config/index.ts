@@ -5,5 +5,5 @@ export { formatDuration, parseDuration } from './duration.ts';
 export { describeSettings } from './describe.ts';
 export { defineControllerOptions, defineExplainOptions, defineOptions, defineSweepOptions } from './flags.ts';
 export type { Command } from './keys.ts';
-export { loadSettings, loadSettingsAndFile, resolveSettings } from './load.ts';
+export { loadSettings, loadSettingsAndFile, resolveSettings, settingsFromText } from './load.ts';
 export type { LoadInput } from './load.ts';

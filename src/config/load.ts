@@ -3,7 +3,7 @@
 import type { Source } from './errors.ts';
 import { ConfigError, InvalidValue } from './errors.ts';
 import type { ConfigFile, ConfigPath } from './file.ts';
-import { readConfigFile } from './file.ts';
+import { parseConfigText, readConfigFile } from './file.ts';
 import type { Command, SettingSpec } from './keys.ts';
 import { CONFIG_KEY, KEYS } from './keys.ts';
 import type { Settings } from './settings.ts';
@@ -34,6 +34,14 @@ export async function loadSettingsAndFile(input: LoadInput): Promise<{ settings:
   const where = configPath(input);
   const file = where === null ? null : await readConfigFile(where);
   return { settings: resolveSettings({ ...input, file }), file };
+}
+
+/**
+ * settingsFromText is loadSettings for a config file's new text, read by the caller: what the
+ * settings would be were the command started now with it (a controller checks a changed file so).
+ */
+export function settingsFromText(input: LoadInput, path: string, text: string): Settings {
+  return resolveSettings({ ...input, file: parseConfigText(text, path) });
 }
 
 /** configPath returns the config file to read, if any: --config beats FINALIZER_SWEEPER_CONFIG. */

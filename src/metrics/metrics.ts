@@ -112,6 +112,8 @@ export class Metrics {
     registers: [this.registry],
   });
   #terminating: (() => TerminatingReport) | null = null;
+  readonly #configReloadOk = this.#gauge('config_last_reload_successful', 'Whether the config file as it stands can be started with: 1 at start and once a valid text is back, 0 while a change to it is rejected (the running settings stay).', []);
+  readonly #configReloadFailures = this.#counter('config_reload_failures_total', 'Changes to the config file rejected as invalid (the running settings stayed).', []);
   readonly #concurrencyLimit = this.#gauge('api_concurrency_limit', 'API requests allowed in flight at once now: max_concurrency, or less after 429 answers.', []);
 
   constructor(options: MetricsOptions) {
@@ -154,6 +156,8 @@ export class Metrics {
     });
     this.#conflicts.inc(0);
     this.#forced.inc(0);
+    this.#configReloadOk.set(1);
+    this.#configReloadFailures.inc(0);
   }
 
   /** removal counts one removal attempt; a `stale` removal also counts as forced. */
@@ -277,6 +281,12 @@ export class Metrics {
       namespaces: s.namespaces.length === 0 ? '*' : s.namespaces.join(','),
       finalizer: s.finalizer,
     }, 1);
+  }
+
+  /** configReload publishes whether the last change to the config file could be started with; a rejected one is counted. */
+  configReload(ok: boolean): void {
+    this.#configReloadOk.set(ok ? 1 : 0);
+    if (!ok) this.#configReloadFailures.inc();
   }
 
   /** apiBudget publishes what the API budget enforces now: api_budget_info and api_concurrency_limit. */

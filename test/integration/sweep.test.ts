@@ -136,7 +136,7 @@ test('a dry run reports the eligible pods per reason and writes nothing', async 
   assert.equal(run.code, 0, run.stderr);
   const s = run.summary;
   assert.equal(s.dryRun, true);
-  assert.deepEqual(found(s), { 'owner-gone': 4, 'pod-deleting': 2, recorded: 5, stale: 0 });
+  assert.deepEqual(found(s), { 'owner-gone': 4, 'namespace-deleting': 0, 'pod-deleting': 2, recorded: 5, stale: 0 });
   assert.deepEqual(
     { removed: s.totals.removed, alreadyGone: s.totals.alreadyGone, skipped: s.totals.skipped, failed: s.totals.failed },
     { removed: 11, alreadyGone: 0, skipped: 0, failed: 0 },
@@ -305,7 +305,8 @@ test('a misspelt --owner-resource exits 2 and writes nothing, orphans and record
   const run = await runCli(['sweep', '--kubeconfig', kubeconfigPath, '--namespace', ns, '--owner-resource', 'workflowz']);
 
   assert.equal(run.code, 2, run.stderr);
-  assert.match(run.stderr, /is workflowz\.argoproj\.io\/v1alpha1 installed/);
+  assert.match(run.stderr, /refusing the owner settings/);
+  assert.match(run.stderr, /argoproj\.io\/v1alpha1 has no resource workflowz; it serves kind Workflow as workflows/);
   assert.deepEqual(await podStates(ns), before, 'not one pod written');
 });
 

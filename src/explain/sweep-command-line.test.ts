@@ -21,15 +21,16 @@ test('every setting the decision or the cluster depends on is carried when not t
     owner: { ...DEFAULTS.owner, version: 'v1' },
     forceAfterMs: 3_600_000,
     nodeStatus: 'all' as const,
+    namespaceDeleting: false,
     maxRemovals: 10,
     podCleanupWorkers: 3,
   };
   const s = sweepCommand(settings, 'ns', true);
   assert.deepEqual(s.argv, [
     'sweep', '--namespace', 'ns', '--kubeconfig', '/home/me/.kube/config', '--pod-selector', 'team in (a, b)', '--instance-id', 'blue',
-    '--finalizer', 'example.com/status', '--owner-version', 'v1', '--force-after', '1h0m0s', '--node-status', 'all', '--events', 'none',
+    '--finalizer', 'example.com/status', '--owner-version', 'v1', '--force-after', '1h0m0s', '--node-status', 'all', '--namespace-deleting=false', '--events', 'none',
   ]);
-  assert.equal(s.command, "finalizer-sweeper sweep --namespace ns --kubeconfig /home/me/.kube/config --pod-selector 'team in (a, b)' --instance-id blue --finalizer example.com/status --owner-version v1 --force-after 1h0m0s --node-status all --events none");
+  assert.equal(s.command, "finalizer-sweeper sweep --namespace ns --kubeconfig /home/me/.kube/config --pod-selector 'team in (a, b)' --instance-id blue --finalizer example.com/status --owner-version v1 --force-after 1h0m0s --node-status all --namespace-deleting=false --events none");
 });
 
 test('shell quoting: plain words stay, the rest in single quotes', () => {

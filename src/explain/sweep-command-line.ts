@@ -11,7 +11,7 @@ import { DEFAULTS, type Settings } from '../config/settings.ts';
  * decision is. Settings the sweep alone takes (--max-removals, --reason) are the operator's
  * choice, and the API budget is explain's own (it takes none).
  */
-const CARRIED = ['kubeconfig', 'context', 'podSelector', 'instanceId', 'finalizer', 'ownerGroup', 'ownerVersion', 'ownerResource', 'ownerKind', 'forceAfter', 'nodeStatus'];
+const CARRIED = ['kubeconfig', 'context', 'podSelector', 'instanceId', 'finalizer', 'ownerGroup', 'ownerVersion', 'ownerResource', 'ownerKind', 'forceAfter', 'nodeStatus', 'namespaceDeleting'];
 
 /** SweepCommand is the sweep to run, as arguments and as a line to paste into a shell. */
 export interface SweepCommand {
@@ -31,7 +31,10 @@ export function sweepCommand(settings: Settings, namespace: string, namespaceTer
   const argv = ['sweep', '--namespace', namespace];
   for (const spec of KEYS.filter((k) => CARRIED.includes(k.key))) {
     const value = spec.show(settings);
-    if (value !== spec.show(DEFAULTS)) argv.push(`--${spec.flag}`, value);
+    if (value === spec.show(DEFAULTS)) continue;
+    // A boolean flag takes its value after =: a separate word would be read as an argument.
+    if (spec.boolean) argv.push(`--${spec.flag}=${value}`);
+    else argv.push(`--${spec.flag}`, value);
   }
   if (namespaceTerminating) argv.push('--events', 'none');
   const line = (args: string[]) => ['finalizer-sweeper', ...args].map(shellQuoted).join(' ');

@@ -4,8 +4,9 @@
 //
 // Since Kubernetes 1.33 the namespace controller deletes a namespace's pods first and nothing else
 // while any remain: a live Workflow outlives the namespace's deletion for as long as its pods are
-// held, and the pods of ours that wait for it hold the namespace until it is deleted by hand,
-// which the report says. Before, the Workflows went with the pods, and all ours were orphans.
+// held. The namespace rule frees them all (namespace-deleting); with it off, the pods of ours that
+// wait for a live Workflow hold the namespace until it is deleted by hand, which the report says.
+// Before, the Workflows went with the pods, and all ours were orphans.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { PODS_FIRST, type NamespaceReport } from '../../src/explain/namespace-report.ts';
@@ -22,8 +23,8 @@ interface ExplainRun extends CliResult {
 }
 
 /** explain runs `explain namespace NAME --output json` and parses stdout, which must hold only the report. */
-async function explain(ns: string): Promise<ExplainRun> {
-  const result = await runCli(['explain', 'namespace', ns, '--kubeconfig', kubeconfigPath, '--output', 'json']);
+async function explain(ns: string, args: string[] = []): Promise<ExplainRun> {
+  const result = await runCli(['explain', 'namespace', ns, '--kubeconfig', kubeconfigPath, '--output', 'json', ...args]);
   assert.match(result.stdout, /^\{.*\}\n$/, `stdout should be one JSON object; stderr:\n${result.stderr}`);
   return { ...result, report: JSON.parse(result.stdout) as NamespaceReport };
 }
@@ -89,8 +90,23 @@ test('a Terminating namespace held by a mix of pods: why, by finalizer and decis
     }
     assert.deepEqual(report.pods, { listed: 4, withFinalizers: 4, terminatingWithFinalizers: 4 });
     assert.deepEqual(report.finalizers.map((g) => [g.finalizer, g.party, g.pods, g.terminating]), [[ARGO_FINALIZER, 'ours', 3, 3], [OTHER, 'unknown', 1, 1]]);
-    const verdicts = report.finalizers[0]?.verdicts?.map((v) => ({ action: v.action, reason: v.reason, why: v.why, pods: v.examples.map((p) => p.name), owners: v.owners }));
-    assert.deepEqual(verdicts, ordered
+    const verdictsOf = (r: NamespaceReport) => r.finalizers[0]?.verdicts?.map((v) => ({ action: v.action, reason: v.reason, why: v.why, pods: v.examples.map((p) => p.name), owners: v.owners }));
+    // The namespace rule: every pod of ours goes, whatever its Workflow's state, and no owner is read.
+    assert.deepEqual(verdictsOf(report), [
+      { action: 'remove', reason: 'namespace-deleting', why: null, pods: ['gone-main', 'live-done', 'live-main'], owners: [{ name: 'live', state: 'namespace-deleting', pods: 2 }, { name: 'gone', state: 'namespace-deleting', pods: 1 }] },
+    ]);
+    assert.deepEqual(report.finalizers[1]?.examples.map((p) => p.name), ['other']);
+    assert.deepEqual([report.next.owners, report.next.deleteOwners], [[], null]);
+    assert.deepEqual(report.next.others.map((o) => [o.finalizer, o.pods]), [[OTHER, 1]]);
+    assert.deepEqual(report.unchecked, []);
+    const sweep = report.next.sweep;
+    assert.ok(sweep !== null);
+    assert.equal(sweep.pods, 3);
+
+    // With the rule off, each pod is decided by its owner: since 1.33 a live Workflow's unrecorded
+    // pod waits for it, and the report hands over the kubectl delete of that Workflow.
+    const off = await explain(ns, ['--namespace-deleting=false']);
+    assert.deepEqual(verdictsOf(off.report), ordered
       ? [
         { action: 'remove', reason: 'owner-gone', why: null, pods: ['gone-main'], owners: [{ name: 'gone', state: 'gone', pods: 1 }] },
         { action: 'remove', reason: 'pod-deleting', why: null, pods: ['live-done'], owners: [{ name: 'live', state: 'alive', pods: 1 }] },
@@ -99,21 +115,16 @@ test('a Terminating namespace held by a mix of pods: why, by finalizer and decis
       : [
         { action: 'remove', reason: 'owner-gone', why: null, pods: ['gone-main', 'live-done', 'live-main'], owners: [{ name: 'live', state: 'gone', pods: 2 }, { name: 'gone', state: 'gone', pods: 1 }] },
       ]);
-    assert.deepEqual(report.finalizers[1]?.examples.map((p) => p.name), ['other']);
-    assert.deepEqual(report.next.owners, ordered ? [{ kind: 'Workflow', name: 'live', pods: 1, why: 'owner-alive-unrecorded' }] : []);
-    assert.equal(report.next.deleteOwners, ordered ? `kubectl -n ${ns} delete workflows.argoproj.io live` : null);
-    assert.deepEqual(report.next.others.map((o) => [o.finalizer, o.pods]), [[OTHER, 1]]);
-    assert.deepEqual(report.unchecked, []);
-    const sweep = report.next.sweep;
-    assert.ok(sweep !== null);
-    assert.equal(sweep.pods, ordered ? 2 : 3);
+    assert.deepEqual(off.report.next.owners, ordered ? [{ kind: 'Workflow', name: 'live', pods: 1, why: 'owner-alive-unrecorded' }] : []);
+    assert.equal(off.report.next.deleteOwners, ordered ? `kubectl -n ${ns} delete workflows.argoproj.io live` : null);
+    assert.equal(off.report.next.sweep?.pods, ordered ? 2 : 3);
+    assert.deepEqual(off.report.next.sweep?.argv, ['sweep', '--namespace', ns, '--kubeconfig', kubeconfigPath, '--namespace-deleting=false', '--events', 'none'], 'the sweep decides as the report did'); 
     assert.deepEqual(sweep.argv, ['sweep', '--namespace', ns, '--kubeconfig', kubeconfigPath, '--events', 'none']);
     assert.equal(sweep.dryRun, `finalizer-sweeper sweep --namespace ${ns} --kubeconfig ${kubeconfigPath} --events none --dry-run`);
 
     const text = await runCli(['explain', 'namespace', ns, '--kubeconfig', kubeconfigPath]);
     assert.equal(text.code, 1, text.stderr);
-    const ours = ordered ? 'ours: 2 may go now, 1 wait' : 'ours: 3 may go now';
-    assert.ok(text.stdout.includes(`; its pods are held by workflows.argoproj.io/status 3 (${ours}), example.com/other 1`), text.stdout);
+    assert.ok(text.stdout.includes('; its pods are held by workflows.argoproj.io/status 3 (ours: 3 may go now), example.com/other 1'), text.stdout);
     assert.ok(text.stdout.includes(sweep.command), text.stdout);
 
     // The sweep as handed over: first its dry run, which writes nothing, then the sweep itself.
@@ -124,27 +135,12 @@ test('a Terminating namespace held by a mix of pods: why, by finalizer and decis
     assert.equal(swept.code, 0, swept.stderr);
     assert.equal(await finalizersOf(ns, 'gone-main'), null, 'freed, and so gone');
     assert.equal(await finalizersOf(ns, 'live-done'), null, 'freed, and so gone');
+    assert.equal(await finalizersOf(ns, 'live-main'), null, 'its namespace is being deleted, its Workflow with it: freed');
     assert.deepEqual(await finalizersOf(ns, 'other'), [OTHER], "another party's finalizer: never ours to remove");
-    if (!ordered) {
-      assert.equal(await finalizersOf(ns, 'live-main'), null, 'its Workflow was deleted with the namespace: freed');
-      return;
-    }
-    assert.deepEqual(await finalizersOf(ns, 'live-main'), [ARGO_FINALIZER], 'its live Workflow has not recorded it: kept');
 
     const after = await explain(ns);
-    assert.equal(after.code, 1, 'still Terminating, held by the rest');
-    assert.equal(after.report.next.sweep, null, 'nothing of ours may go any more');
-    assert.equal(after.report.next.deleteOwners, `kubectl -n ${ns} delete workflows.argoproj.io live`);
-
-    // The way out the report names: the Workflow deleted (here by the API, as that kubectl line
-    // would), its pod is an orphan, and the sweep handed over now frees it.
-    await cluster.deleteWorkflow(ns, 'live');
-    const orphaned = await explain(ns);
-    assert.deepEqual(orphaned.report.finalizers[0]?.verdicts?.map((v) => [v.action, v.reason, v.pods]), [['remove', 'owner-gone', 1]]);
-    assert.equal(orphaned.report.next.sweep?.pods, 1);
-    assert.equal((await runCli(orphaned.report.next.sweep?.argv ?? [])).code, 0);
-    assert.equal(await finalizersOf(ns, 'live-main'), null, 'freed, and so gone');
-    assert.deepEqual(await finalizersOf(ns, 'other'), [OTHER]);
+    assert.equal(after.code, 1, 'still Terminating, held by the other party\'s pod');
+    assert.equal(after.report.next.sweep, null, 'nothing of ours left');
   } finally {
     // The namespace can go once the rest lose their finalizers (newNamespace's cleanup strips them too).
     await cluster.patchPod(ns, 'other', { metadata: { finalizers: null } }).catch(() => undefined);

@@ -195,3 +195,15 @@ test('the default process metrics are in the same registry', async () => {
   assert.match(text, /^process_resident_memory_bytes /m);
   assert.match(text, /^nodejs_eventloop_lag_seconds /m);
 });
+
+test('config_last_reload_successful starts at 1; a refused change sets it to 0 and is counted, a good text back sets it to 1', async () => {
+  const m = new Metrics({ version: 'test' });
+  assert.equal(await sample(m, 'finalizer_sweeper_config_last_reload_successful'), 1);
+  assert.equal(await sample(m, 'finalizer_sweeper_config_reload_failures_total'), 0);
+  m.configReload(false);
+  assert.equal(await sample(m, 'finalizer_sweeper_config_last_reload_successful'), 0);
+  assert.equal(await sample(m, 'finalizer_sweeper_config_reload_failures_total'), 1);
+  m.configReload(true);
+  assert.equal(await sample(m, 'finalizer_sweeper_config_last_reload_successful'), 1);
+  assert.equal(await sample(m, 'finalizer_sweeper_config_reload_failures_total'), 1);
+});

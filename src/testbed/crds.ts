@@ -1,6 +1,6 @@
 // CustomResourceDefinitions for the test bed: the Workflow CRD from config/, and installing CRDs
 // so that they are usable before anything (the garbage collector above all) starts watching.
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { load } from 'js-yaml';
 import type { ApiClient } from './http.ts';
@@ -15,6 +15,12 @@ export const WORKFLOW_CRD_PATH = join(import.meta.dirname, '..', '..', 'config',
  */
 export async function loadWorkflowCrd(): Promise<object> {
   return load(await readFile(WORKFLOW_CRD_PATH, 'utf8')) as object;
+}
+
+/** loadCrdDir parses every *.yaml file of a folder (one CRD each), in name order. */
+export async function loadCrdDir(dir: string): Promise<object[]> {
+  const files = (await readdir(dir)).filter((f) => f.endsWith('.yaml')).sort();
+  return Promise.all(files.map(async (f) => load(await readFile(join(dir, f), 'utf8')) as object));
 }
 
 interface Crd {

@@ -21,16 +21,20 @@ const live = new Map<number, ChildProcess>();
 const tempDirs = new Set<string>();
 let hooked = false;
 
-/** startProcess spawns a program whose stdout and stderr go to logPath (and to log, if given). */
+/**
+ * startProcess spawns a program whose stdout and stderr go to logPath (and to log, if given), with
+ * this process's environment plus env.
+ */
 export function startProcess(
   name: string,
   command: string,
   args: string[],
   logPath: string,
   log?: (line: string) => void,
+  env: Record<string, string> = {},
 ): Managed {
   hookExit();
-  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   if (child.pid === undefined) {
     child.once('error', () => {}); // Reported by the throw below.
     throw new Error(`cannot start ${name} (${command})`);

@@ -27,6 +27,12 @@ export class ApiError extends Error {
   }
 }
 
+/** WatchEvent is one line of a watch stream; an ERROR event's object is a Status (410: relist). */
+export interface WatchEvent {
+  type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+  object: unknown;
+}
+
 /** ApiClient sends JSON requests with a bearer token over a pool of keep-alive connections. */
 export class ApiClient {
   readonly connection: Connection;
@@ -75,6 +81,36 @@ export class ApiClient {
       );
       req.on('error', reject);
       req.end(payload);
+    });
+  }
+
+  /**
+   * watch sends a watch request (path with `watch=1`) and hands each event, one JSON object a line,
+   * to onEvent; resolves when the server ends the stream or signal aborts. A non-2xx answer
+   * rejects with ApiError.
+   */
+  watch(path: string, onEvent: (event: WatchEvent) => void, signal: AbortSignal): Promise<void> {
+    const url = new URL(path, this.connection.server);
+    return new Promise((resolve, reject) => {
+      const req = request(
+        url,
+        { method: 'GET', agent: this.#agent, ca: this.#ca, signal, headers: { authorization: `Bearer ${this.connection.token}`, accept: 'application/json' } },
+        (res) => {
+          let partial = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => {
+            const lines = (partial + chunk).split('\n');
+            partial = lines.pop() ?? '';
+            if (res.statusCode !== 200) return void (partial = lines.join('\n') + partial);
+            for (const line of lines) if (line.trim() !== '') onEvent(JSON.parse(line) as WatchEvent);
+          });
+          res.on('error', () => resolve());
+          res.on('close', () => resolve());
+          res.on('end', () => (res.statusCode === 200 ? resolve() : reject(new ApiError('GET', path, res.statusCode ?? 0, parse(partial)))));
+        },
+      );
+      req.on('error', (err) => (signal.aborted ? resolve() : reject(err)));
+      req.end();
     });
   }
 

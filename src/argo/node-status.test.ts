@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { gzipSync } from 'node:zlib';
-import { ARGO_POD_DELETED, MAX_COMPRESSED_CHARS, fnv1a32, nodeIdOf, nodeState, nodeVerdict, storedNodes } from './node-status.ts';
+import { ARGO_POD_DELETED, fnv1a32, nodeIdOf, nodeState, nodeVerdict, storedNodes } from './node-status.ts';
+import { MAX_COMPRESSED_CHARS } from './compressed-nodes.ts';
 import { STATUS_FORMS, workflowStatus, type ArgoNode } from '../testbed/argo-status.ts';
 
 // Argo's rule, phase by phase (NodePhase.Fulfilled(taskResultSynced), v3.7.1+).
@@ -57,10 +58,18 @@ for (const [name, node, fulfilled] of lost) {
   test(`node rule: ${name}`, () => assert.equal(nodeState(node).fulfilled, fulfilled));
 }
 
-test('node rule: the verdict on a node Argo lost says so, for explain', () => {
-  const stored = storedNodes({ nodes: { 'wf-1': { id: 'wf-1', type: 'Pod', phase: 'Error', message: 'pod deleted' }, 'wf-2': { id: 'wf-2', type: 'Pod', phase: 'Running' } } });
+test('node rule: the verdict on a node Argo lost says so, for explain', async () => {
+  const stored = await storedNodes({ nodes: { 'wf-1': { id: 'wf-1', type: 'Pod', phase: 'Error', message: 'pod deleted' }, 'wf-2': { id: 'wf-2', type: 'Pod', phase: 'Running' } } });
   assert.deepEqual(nodeVerdict(stored, 'wf-1'), { kind: 'not-fulfilled', nodeId: 'wf-1', phase: 'Error', taskResultSynced: null, argoLostPod: true });
   assert.deepEqual(nodeVerdict(stored, 'wf-2'), { kind: 'not-fulfilled', nodeId: 'wf-2', phase: 'Running', taskResultSynced: null });
+});
+
+test('node rule: nodes in the same state share one frozen state (a stored Workflow holds tens of thousands)', () => {
+  const a = nodeState({ phase: 'Succeeded', taskResultSynced: true, id: 'a' } as { phase: string });
+  assert.equal(nodeState({ phase: 'Succeeded', id: 'b' } as { phase: string }), a);
+  assert.ok(Object.isFrozen(a));
+  assert.notEqual(nodeState({ phase: 'Error', message: 'pod deleted' }), nodeState({ phase: 'Error', taskResultSynced: false }));
+  assert.deepEqual(nodeState({ phase: 'Error', message: 'pod deleted' }), { fulfilled: false, phase: 'Error', taskResultSynced: null, argoLostPod: true });
 });
 
 test('node rule: a daemoned step still running is not fulfilled (Argo cleans pods up by phase)', () => {
@@ -114,8 +123,8 @@ const SHAPES: Array<{ name: string; nodes: ArgoNode[]; expect: Record<string, st
 
 for (const shape of SHAPES) {
   for (const form of STATUS_FORMS) {
-    test(`stored nodes: ${shape.name}, ${form}`, () => {
-      const stored = storedNodes(workflowStatus(shape.nodes, form));
+    test(`stored nodes: ${shape.name}, ${form}`, async () => {
+      const stored = await storedNodes(workflowStatus(shape.nodes, form));
       for (const [id, kind] of Object.entries(shape.expect)) {
         assert.equal(nodeVerdict(stored, id).kind, form === 'offloaded' ? 'offloaded' : kind, id);
       }
@@ -123,16 +132,16 @@ for (const shape of SHAPES) {
   }
 }
 
-test('stored nodes: a Workflow not started yet has no nodes: every node is missing', () => {
-  assert.equal(nodeVerdict(storedNodes({ phase: 'Pending' }), 'x').kind, 'missing');
-  assert.equal(nodeVerdict(storedNodes(undefined), 'x').kind, 'missing');
+test('stored nodes: a Workflow not started yet has no nodes: every node is missing', async () => {
+  assert.equal(nodeVerdict(await storedNodes({ phase: 'Pending' }), 'x').kind, 'missing');
+  assert.equal(nodeVerdict(await storedNodes(undefined), 'x').kind, 'missing');
 });
 
-test('stored nodes: the plain map wins over compressedNodes when it has nodes, as in Argo', () => {
+test('stored nodes: the plain map wins over compressedNodes when it has nodes, as in Argo', async () => {
   const compressed = workflowStatus([{ id: 'a', name: 'a', type: 'Pod', phase: 'Succeeded' }], 'gzip');
   const both = { ...compressed, nodes: { a: { id: 'a', phase: 'Running' } } };
-  assert.equal(nodeVerdict(storedNodes(both), 'a').kind, 'not-fulfilled');
-  assert.equal(nodeVerdict(storedNodes({ ...compressed, nodes: {} }), 'a').kind, 'fulfilled', 'an empty plain map does not hide the compressed one');
+  assert.equal(nodeVerdict(await storedNodes(both), 'a').kind, 'not-fulfilled');
+  assert.equal(nodeVerdict(await storedNodes({ ...compressed, nodes: {} }), 'a').kind, 'fulfilled', 'an empty plain map does not hide the compressed one');
 });
 
 const unreadable: Array<[string, unknown]> = [
@@ -145,8 +154,8 @@ const unreadable: Array<[string, unknown]> = [
   ['nodes that are not a map', { nodes: 'yes' }],
 ];
 for (const [name, status] of unreadable) {
-  test(`stored nodes: ${name} is unreadable, and frees nothing`, () => {
-    const stored = storedNodes(status);
+  test(`stored nodes: ${name} is unreadable, and frees nothing`, async () => {
+    const stored = await storedNodes(status);
     assert.equal(stored.form, 'unreadable');
     assert.equal(nodeVerdict(stored, 'x').kind, 'unreadable');
   });

@@ -2,7 +2,8 @@
 // the Workflow (its status.nodes) before it releases any pod ("we never label pods as completed
 // until we successfully updated the workflow", workflow/controller/operator.go), so a node that
 // the stored Workflow shows fulfilled has been recorded, whatever Argo's own pod queue has got
-// to. This file is pure: decoding the stored forms of the node map, and Argo's rule.
+// to. This file reads the stored forms of the node map (the compressed one through
+// compressed-nodes.ts, which keeps the event loop free) and applies Argo's rule, a pure function.
 //
 // The rule is Argo's NodePhase.Fulfilled(taskResultSynced) as of v3.7.1 (and v4), applied to
 // every version: phase Succeeded, Failed or Error with taskResultSynced not false, or phase
@@ -10,19 +11,10 @@
 // those versions would keep). One exception, stricter than Argo: an Error that only says Argo lost
 // sight of the pod (ARGO_POD_DELETED). A record, never a clock: nothing here counts time.
 
-import { brotliDecompressSync, gunzipSync, zstdDecompressSync } from 'node:zlib';
+import { decodeCompressedNodes } from './compressed-nodes.ts';
 
 export const NODE_ID_ANNOTATION = 'workflows.argoproj.io/node-id';
 export const NODE_NAME_ANNOTATION = 'workflows.argoproj.io/node-name';
-
-/**
- * MAX_COMPRESSED_CHARS bounds status.compressedNodes (base64): a Workflow is at most etcd's
- * request limit (1.5 MiB by default; Argo compresses past 1 MiB), so anything longer is not
- * Argo's. MAX_NODES_BYTES bounds what it may inflate to, and so the time and memory one
- * decoding takes (zlib stops at the limit).
- */
-export const MAX_COMPRESSED_CHARS = 4 * 1024 * 1024;
-export const MAX_NODES_BYTES = 32 * 1024 * 1024;
 
 /**
  * NodeState is what the rule needs of a node: fulfilled, or the phase it is in (with its sync).
@@ -70,9 +62,25 @@ export const ARGO_POD_DELETED = 'pod deleted';
 export function nodeState(node: { phase?: unknown; taskResultSynced?: unknown; message?: unknown }): NodeState {
   const phase = typeof node.phase === 'string' ? node.phase : '';
   const taskResultSynced = syncOf(node.taskResultSynced);
-  if (phase === 'Error' && node.message === ARGO_POD_DELETED) return { fulfilled: false, phase, taskResultSynced, argoLostPod: true };
-  if (FULFILLED_ALWAYS.has(phase) || (FULFILLED_WHEN_SYNCED.has(phase) && taskResultSynced !== false)) return { fulfilled: true, phase };
-  return { fulfilled: false, phase, taskResultSynced };
+  if (phase === 'Error' && node.message === ARGO_POD_DELETED) return shared({ fulfilled: false, phase, taskResultSynced, argoLostPod: true });
+  if (FULFILLED_ALWAYS.has(phase) || (FULFILLED_WHEN_SYNCED.has(phase) && taskResultSynced !== false)) return shared({ fulfilled: true, phase });
+  return shared({ fulfilled: false, phase, taskResultSynced });
+}
+
+// NodeStates are few (a handful of phases, three syncs) and a stored Workflow holds tens of
+// thousands of nodes: one frozen object per state, not per node, keeps the maps of the reads
+// kept (workflow-records.ts) small and the collector's pauses short. Bounded: a phase no Argo
+// writes is simply not shared.
+const MAX_SHARED = 64;
+const states = new Map<string, NodeState>();
+
+function shared(state: NodeState): NodeState {
+  const key = state.fulfilled ? `+${state.phase}` : `${String(state.taskResultSynced)}${state.argoLostPod === true ? '!' : '-'}${state.phase}`;
+  const hit = states.get(key);
+  if (hit !== undefined) return hit;
+  const frozen = Object.freeze(state);
+  if (states.size < MAX_SHARED) states.set(key, frozen);
+  return frozen;
 }
 
 /**
@@ -85,8 +93,11 @@ function syncOf(value: unknown): boolean | null {
   return typeof value === 'boolean' ? value : false;
 }
 
-/** storedNodes reads the node map of a Workflow's status: plain, compressed (gzip, zstd, brotli) or offloaded. */
-export function storedNodes(status: unknown): StoredNodes {
+/**
+ * storedNodes reads the node map of a Workflow's status: plain, compressed (gzip, zstd, brotli) or
+ * offloaded. Compressed nodes are decoded without holding the event loop (compressed-nodes.ts).
+ */
+export async function storedNodes(status: unknown): Promise<StoredNodes> {
   const s = isObject(status) ? status : {};
   const offloaded = s['offloadNodeStatusVersion'];
   if (typeof offloaded === 'string' && offloaded !== '') return { form: 'offloaded' };
@@ -95,48 +106,27 @@ export function storedNodes(status: unknown): StoredNodes {
   // As Argo's DecompressWorkflow: the compressed form counts only when no plain node is stored.
   const plainCount = isObject(plain) ? Object.keys(plain).length : 0;
   if (plainCount === 0 && typeof compressed === 'string' && compressed !== '') {
-    let json: string;
+    const nodes = new Map<string, NodeState>();
     try {
-      json = inflate(compressed);
+      await decodeCompressedNodes(compressed, (id, node) => {
+        if (isObject(node)) nodes.set(id, nodeState(node));
+        else nodes.delete(id);
+      });
     } catch (e) {
       return { form: 'unreadable', why: `status.compressedNodes: ${e instanceof Error ? e.message : String(e)}` };
     }
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(json);
-    } catch {
-      return { form: 'unreadable', why: 'status.compressedNodes: not JSON once decompressed' };
-    }
-    return nodeMap(parsed, 'compressed');
+    return { form: 'compressed', nodes };
   }
-  if (plain !== undefined && plain !== null) return nodeMap(plain, 'nodes');
+  if (plain !== undefined && plain !== null) return nodeMap(plain);
   // No nodes yet (a Workflow that has not started): every pod's node is missing.
   return { form: 'nodes', nodes: new Map() };
 }
 
-function nodeMap(value: unknown, form: 'nodes' | 'compressed'): StoredNodes {
-  if (!isObject(value)) return { form: 'unreadable', why: `status.${form === 'nodes' ? 'nodes' : 'compressedNodes'}: not a map of nodes` };
+function nodeMap(value: unknown): StoredNodes {
+  if (!isObject(value)) return { form: 'unreadable', why: 'status.nodes: not a map of nodes' };
   const nodes = new Map<string, NodeState>();
   for (const [id, node] of Object.entries(value)) if (isObject(node)) nodes.set(id, nodeState(node));
-  return { form, nodes };
-}
-
-/**
- * inflate decodes compressedNodes as Argo's DecompressContent does: base64, then zstd or gzip by
- * their magic bytes, anything else brotli (which has none).
- */
-function inflate(base64: string): string {
-  if (base64.length > MAX_COMPRESSED_CHARS) throw new Error(`longer than ${MAX_COMPRESSED_CHARS} characters`);
-  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(base64)) throw new Error('not base64');
-  const bytes = Buffer.from(base64, 'base64');
-  const limit = { maxOutputLength: MAX_NODES_BYTES };
-  const out =
-    bytes[0] === 0x28 && bytes[1] === 0xb5 && bytes[2] === 0x2f && bytes[3] === 0xfd
-      ? zstdDecompressSync(bytes, limit)
-      : bytes[0] === 0x1f && bytes[1] === 0x8b
-        ? gunzipSync(bytes, limit)
-        : brotliDecompressSync(bytes, limit);
-  return out.toString('utf8');
+  return { form: 'nodes', nodes };
 }
 
 /**

@@ -111,13 +111,15 @@ export class WorkflowRecords {
       startedAt: now,
       settled: false,
       result: this.#o.read(namespace, name, priority).then(
-        (wf) => {
-          read.settled = true;
+        async (wf) => {
           if (wf === null) {
+            read.settled = true;
             this.#o.onRead?.('gone');
             return null;
           }
-          const nodes = storedNodes(wf.status);
+          const nodes = await storedNodes(wf.status);
+          // Settled once decoded: until then the read is still under way, and serves as such.
+          read.settled = true;
           this.#o.onRead?.(nodes.form);
           if (nodes.form === 'unreadable' && !this.#reportedUnreadable.has(wf.uid)) {
             if (this.#reportedUnreadable.size >= MAX_KEPT) this.#reportedUnreadable.clear();

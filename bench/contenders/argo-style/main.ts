@@ -98,15 +98,15 @@ pods.on('delete', (pod) => {
 });
 workflows.on('delete', (wf) => void onWorkflowDeleted(wf));
 if (flags['node-status-cleanup']) {
-  workflows.on('add', queuePodsForCleanup);
-  workflows.on('update', queuePodsForCleanup);
+  workflows.on('add', (wf) => void queuePodsForCleanup(wf));
+  workflows.on('update', (wf) => void queuePodsForCleanup(wf));
 }
 
 /** queuePodsForCleanup: each cached pod of the Workflow whose node is fulfilled gets labelPodCompleted. */
-function queuePodsForCleanup(wf: KubernetesObject & { status?: unknown }): void {
+async function queuePodsForCleanup(wf: KubernetesObject & { status?: unknown }): Promise<void> {
   const name = wf.metadata?.name ?? '';
   const ns = wf.metadata?.namespace ?? '';
-  const nodes = storedNodes(wf.status);
+  const nodes = await storedNodes(wf.status);
   for (const pod of pods.list(ns)) {
     if (controllerWorkflow(pod) !== name) continue;
     const podName = pod.metadata?.name ?? '';

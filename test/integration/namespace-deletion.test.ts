@@ -8,7 +8,11 @@
 // deleted); a controller limited to one namespace sees its own deletion by reading it; the sweep
 // applies the same rule.
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
+import { startFaultProxy } from '../../src/testbed/fault-proxy.ts';
 import type { Settings } from '../../src/config/settings.ts';
 import { ApiError } from '../../src/testbed/http.ts';
 import { ARGO_FINALIZER, newPod, newWorkflow, type PodObject } from '../../src/testbed/fixtures.ts';
@@ -57,8 +61,8 @@ async function snapshot(namespace: string): Promise<Record<string, string>> {
   return Object.fromEntries(pods.map((p) => [p.metadata.name, `${p.metadata.resourceVersion} ${(p.metadata.finalizers ?? []).join(',')}`]));
 }
 
-async function run(t: TestContext, settings: Partial<Settings> & { namespaces: string[] }): Promise<RunningController> {
-  const c = await startController(kubeconfigPath, { resyncPeriodMs: 60_000, ...settings }, { events: true });
+async function run(t: TestContext, settings: Partial<Settings> & { namespaces: string[] }, kubeconfig = kubeconfigPath): Promise<RunningController> {
+  const c = await startController(kubeconfig, { resyncPeriodMs: 60_000, ...settings }, { events: true });
   t.after(() => c.stop());
   await cluster.waitFor(async () => c.controller.synced(), LONG, 'the controller caches to sync');
   return c;
@@ -141,4 +145,28 @@ test('the sweep applies the rule too: a dry run across the cluster lists the nam
 
   await cluster.waitFor(async () => !(await namespaceExists(doomed)), LONG, `namespace ${doomed} to be gone`);
   assert.deepEqual(await snapshot(live), liveBefore);
+});
+
+test('namespaces that may not be listed (403): said once, the controller goes on, and no pod is freed by the rule', async (t) => {
+  const doomed = await newNamespace(t);
+  const doomedPods = await runningWorkflows(doomed, 1, 3);
+  const refused = { status: 403, body: { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Forbidden', code: 403, message: 'namespaces is forbidden: User "system:serviceaccount:argo:argo" cannot list resource "namespaces" in API group "" at the cluster scope' } };
+  const proxy = await startFaultProxy({
+    kubeconfigPath,
+    path: join(tmpdir(), `namespaces-refused-${randomBytes(3).toString('hex')}.kubeconfig`),
+    fault: (req) => (req.method === 'GET' && /^\/api\/v1\/namespaces(\?|$)/.test(req.url ?? '') ? refused : null),
+  });
+  t.after(() => proxy.close());
+  const c = await run(t, { namespaces: [], resyncPeriodMs: 1_000 }, proxy.kubeconfigPath);
+
+  await deleteNamespace(doomed);
+  const resyncs = () => c.records.filter((r) => r.msg === 'resync').length;
+  const after = resyncs() + 3;
+  await cluster.waitFor(async () => resyncs() >= after && (await cluster.listPods(doomed)).every((p) => p.metadata.deletionTimestamp !== undefined), LONG, 'the pods Terminating, and three resyncs');
+
+  assert.deepEqual((await cluster.listPods(doomed)).map((p) => [p.metadata.name, p.metadata.finalizers]).sort(), doomedPods.map((n) => [n, [ARGO_FINALIZER]]).sort(), 'kept, as before the rule');
+  const said = c.records.filter((r) => r.resource === 'namespaces' && r.level === 'warn');
+  assert.equal(said.length, 1, JSON.stringify(said));
+  assert.match((said[0]?.err as Error | undefined)?.message ?? '', /forbidden: User .* cannot list resource "namespaces"/);
+  assert.ok(c.controller.synced() && c.controller.watchesHealthy(), 'pods and owners are watched as before');
 });

@@ -34,6 +34,8 @@ export interface ListPagesOptions {
   /** log hears of each restart; resource names the list in its line. */
   log?: { info(obj: object, msg: string): void };
   resource?: string;
+  /** onExpired hears of each expired continue token that restarts the list from the top. */
+  onExpired?: () => void;
 }
 
 /** A list that keeps outliving its continue tokens is failing for another reason: give up. */
@@ -58,6 +60,7 @@ export async function* listPages(source: Lister, o: ListPagesOptions, signal?: A
     } catch (err) {
       if (cont === undefined || !isGone(err) || ++expiredRestarts > MAX_EXPIRED_RESTARTS) throw err;
       o.log?.info({ resource: o.resource, namespace: o.namespace }, 'list continue token expired; listing again');
+      o.onExpired?.();
       cont = undefined;
       restarted = true;
       continue;

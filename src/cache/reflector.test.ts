@@ -640,3 +640,51 @@ test('a watch that fails right after an event keeps backing off further; only on
   assert.deepEqual(waitsAfter, [4, 4, 4], 'a watch that stayed open long enough starts the backoff afresh');
   await r2.stop();
 });
+
+/** failuresOf runs a reflector over `source` until `cond`, and returns the failures its observer heard of. */
+async function failuresOf(t: TestContext, source: FakeSource, cond: () => boolean, over: Partial<ReflectorOptions<Obj>> = {}): Promise<string[]> {
+  const failed: string[] = [];
+  const observer = { restarted: () => {}, relisted: () => {}, event: () => {}, failed: (_r: string, attempt: string, code: string) => void failed.push(`${attempt} ${code}`) };
+  const r = harness(t, source, { observer, ...over });
+  await until(cond, 'the scripted answers');
+  await r.stop();
+  return failed;
+}
+
+test('failed lists and watches are reported by attempt and code; a watch\'s 410, the end of one that stayed open, and shutdown are not', async (t) => {
+  const reset = () => Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
+  const bookmark = { type: 'BOOKMARK' as const, object: { metadata: { resourceVersion: '11' } } as MetaObject };
+
+  let s = new FakeSource([failingList(new ApiError(504, 'Timeout', 'the list timed out')), failingList(reset()), page('10', [])]);
+  assert.deepEqual(await failuresOf(t, s, () => s.watches.length === 1), ['list 504', 'list <error>'], 'a list that fails, with and without an answer');
+
+  s = new FakeSource([page('10', [wire('a', '1')], 'p2'), failingList(gone()), page('11', [])]);
+  assert.deepEqual(await failuresOf(t, s, () => s.watches.length === 1), ['list 410'], 'an expired continue token: the list did not complete');
+
+  const outlived: ListScript = (opts) => {
+    if (opts.continue !== undefined) throw gone();
+    return { resourceVersion: '10', continue: 'p2', items: [wire('a', '1')] };
+  };
+  s = new FakeSource(Array.from({ length: 40 }, () => outlived));
+  const loop = await failuresOf(t, s, () => s.lists.length >= 12);
+  assert.ok(loop.length >= 5 && loop.every((f) => f === 'list 410'), `a list that keeps outliving its continue tokens fails again and again: ${loop.join(', ')}`);
+
+  s = new FakeSource([page('10', []), page('20', [])], [eventsThenFail(gone(), bookmark)]);
+  assert.deepEqual(await failuresOf(t, s, () => s.watches.length === 2), [], 'a watch\'s 410 is a relist, no failure');
+
+  s = new FakeSource([page('10', [])], [eventsThenFail(reset(), bookmark)]);
+  assert.deepEqual(await failuresOf(t, s, () => s.watches.length === 2), ['watch <error>'], 'a watch cut before it stayed open a while');
+
+  s = new FakeSource([page('10', [])], [eventsThenFail(reset(), bookmark)]);
+  assert.deepEqual(await failuresOf(t, s, () => s.watches.length === 2, { healthyAfterMs: 0 }), [], 'a watch cut after it stayed open: resumed, nothing lost');
+
+  s = new FakeSource([page('10', [])], [events()]);
+  assert.deepEqual(await failuresOf(t, s, () => s.watches.length === 2), ['watch <error>'], 'a watch closed at once with nothing in it');
+
+  s = new FakeSource([page('10', [])], [hang]);
+  const stalled = await failuresOf(t, s, () => s.watches.length === 2, { watchTimeoutSeconds: { min: 0, max: 0 }, stallMarginMs: 5, healthyAfterMs: 0 });
+  assert.deepEqual(stalled, ['watch <stalled>'], 'a stalled watch, however long it stayed open');
+
+  s = new FakeSource([page('10', [])], [hang]);
+  assert.deepEqual(await failuresOf(t, s, () => s.watches.length === 1), [], 'shutdown ends the watch: no failure');
+});

@@ -50,6 +50,13 @@ export interface ReflectorObserver {
   event(resource: string): void;
   /** recovered: a list or watch works again after failing (the API server is back). */
   recovered?(resource: string): void;
+  /**
+   * failed: a list (or a WatchList's first sync) did not complete, a continue token expired
+   * included, or a watch failed before it had stayed open HEALTHY_MS, or stalled. A watch's 410
+   * (a relist follows) and the end of a watch that had stayed open are no failures: nothing is
+   * lost by them. `code` is the HTTP status, `<stalled>`, or `<error>` when none came back.
+   */
+  failed?(resource: string, attempt: 'list' | 'watch', code: string): void;
 }
 
 /** ReflectorLog is the part of a pino logger the reflector uses. */
@@ -196,11 +203,18 @@ export class Reflector<T extends Versioned> {
       }
       // Closed at once with nothing in it: a failure, or we would spin.
       scope.failures++;
+      this.#o.observer?.failed?.(this.#o.resource, 'watch', '<error>');
       return { why: 'error', err: new Error('the watch closed at once with no events') };
     } catch (err) {
-      if (this.#stayedHealthy(scope)) scope.failures = 0;
+      const stayed = this.#stayedHealthy(scope);
+      if (stayed) scope.failures = 0;
       scope.failures++;
-      return { why: isGone(err) ? 'gone' : err instanceof StalledError ? 'stalled' : 'error', err };
+      const why = isGone(err) ? 'gone' : err instanceof StalledError ? 'stalled' : 'error';
+      // No resourceVersion yet: the error ended the sync, not a watch from one.
+      const attempt = scope.rv === null ? 'list' : 'watch';
+      const failed = attempt === 'list' || why === 'stalled' || (why === 'error' && !stayed);
+      if (failed && !signal.aborted) this.#o.observer?.failed?.(this.#o.resource, attempt, failureCode(err));
+      return { why, err };
     }
   }
 
@@ -316,7 +330,8 @@ export class Reflector<T extends Versioned> {
     const o = this.#o;
     const seen = new Set<string>();
     let rv = '';
-    const pages = listPages(o.source, { namespace: scope.namespace, labelSelector: o.labelSelector, pageSize: o.pageSize, priority: o.priority ?? 0, log: o.log, resource: o.resource }, signal);
+    const onExpired = (): void => o.observer?.failed?.(o.resource, 'list', '410');
+    const pages = listPages(o.source, { namespace: scope.namespace, labelSelector: o.labelSelector, pageSize: o.pageSize, priority: o.priority ?? 0, log: o.log, resource: o.resource, onExpired }, signal);
     for await (const page of pages) {
       if (page.restarted) seen.clear();
       this.lastEventAt = Date.now();
@@ -492,6 +507,12 @@ async function* notStreamedIfMalformed(stream: AsyncIterable<WatchEvent<MetaObje
     if (first && err instanceof MalformedWatchEvent) throw new NotStreamedError(err.message);
     throw err;
   }
+}
+
+/** failureCode labels a failed list or watch: its HTTP status, `<stalled>`, or `<error>` (no answer, or the stream broke). */
+function failureCode(err: unknown): string {
+  if (err instanceof ApiError) return String(err.status);
+  return err instanceof StalledError ? '<stalled>' : '<error>';
 }
 
 function messageOf(err: unknown): string {

@@ -73,19 +73,19 @@ export async function runController(settings: Settings, configFile: WatchedConfi
   });
   // No Event into a namespace being deleted: the API server refuses them there.
   if (controller.namespaces !== null) events.skipNamespaces(controller.namespaces);
+  // Exported as finalizer_sweeper_ready{check} too: the sidecar flavours probe no readiness (it
+  // would take Argo's pod NotReady), so only the metric, and its alert, see a replica that never gets ready.
+  const readiness = {
+    'caches-synced': () => controller.synced(),
+    watches: () => controller.watchesHealthy(),
+    'owner-resource': () => controller.ownerResourceServed(),
+    'owner-settings': () => controller.owners.settingsProven(),
+  };
+  metrics.trackReadiness(readiness);
   const servers: Array<Serving | null> = [];
   try {
     servers.push(await startMetricsServer(settings.metricsBindAddress, metrics.registry));
-    servers.push(
-      await startHealthServer(settings.healthProbeBindAddress, {
-        readyz: {
-          'caches-synced': () => controller.synced(),
-          watches: () => controller.watchesHealthy(),
-          'owner-resource': () => controller.ownerResourceServed(),
-          'owner-settings': () => controller.owners.settingsProven(),
-        },
-      }),
-    );
+    servers.push(await startHealthServer(settings.healthProbeBindAddress, { readyz: readiness }));
   } catch (err) {
     logger.error({ err }, 'cannot serve metrics or health probes');
     await closeAll(servers);

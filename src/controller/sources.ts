@@ -23,7 +23,7 @@ export class Source<T extends Versioned, S extends Store<T> = Store<T>> {
   readonly #reflector: Reflector<T>;
   readonly #synced: Promise<void>;
   #started = false;
-  /** Monotonic ms of the last failed or stalled watch, and of the last sign of life since. */
+  /** Monotonic ms of the last failed list or watch (the reflector's `failed`), and of the last sign of life since. */
   #failedAt = 0;
   #aliveAt = 0;
 
@@ -72,9 +72,10 @@ export class Source<T extends Versioned, S extends Store<T> = Store<T>> {
         },
       },
       observer: {
-        restarted: (resource, why) => {
-          o.metrics.watchRestart(resource, why);
-          if (why === 'error' || why === 'stalled') this.#failedAt = performance.now();
+        restarted: (resource, why) => o.metrics.watchRestart(resource, why),
+        failed: (resource, attempt, code) => {
+          o.metrics.listWatchFailure(resource, attempt, code);
+          this.#failedAt = performance.now();
         },
         relisted: (resource) => {
           alive();
@@ -107,7 +108,10 @@ export class Source<T extends Versioned, S extends Store<T> = Store<T>> {
     return this.#reflector.hasSynced();
   }
 
-  /** healthy: no watch has failed since the last sign of life (an event, a list, a sync). */
+  /**
+   * healthy: no list or watch has failed since the last sign of life (an event, a completed list,
+   * a sync). A list page is none: a list that keeps outliving its continue tokens never completes.
+   */
   healthy(): boolean {
     return this.#failedAt === 0 || this.#aliveAt > this.#failedAt;
   }

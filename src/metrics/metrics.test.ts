@@ -196,6 +196,25 @@ test('the default process metrics are in the same registry', async () => {
   assert.match(text, /^nodejs_eventloop_lag_seconds /m);
 });
 
+test('ready{check} follows each readiness check at every scrape', async () => {
+  const m = new Metrics({ version: 'test' });
+  let synced = false;
+  m.trackReadiness({ 'caches-synced': () => synced, watches: () => true });
+  assert.equal(await sample(m, 'finalizer_sweeper_ready{check="caches-synced"}'), 0);
+  assert.equal(await sample(m, 'finalizer_sweeper_ready{check="watches"}'), 1);
+  synced = true;
+  assert.equal(await sample(m, 'finalizer_sweeper_ready{check="caches-synced"}'), 1);
+});
+
+test('list_watch_failures_total counts by resource, attempt and code', async () => {
+  const m = new Metrics({ version: 'test' });
+  m.listWatchFailure('pods', 'list', '504');
+  m.listWatchFailure('pods', 'list', '504');
+  m.listWatchFailure('workflows', 'watch', '<stalled>');
+  assert.equal(await sample(m, 'finalizer_sweeper_list_watch_failures_total{resource="pods",attempt="list",code="504"}'), 2);
+  assert.equal(await sample(m, 'finalizer_sweeper_list_watch_failures_total{resource="workflows",attempt="watch",code="<stalled>"}'), 1);
+});
+
 test('config_last_reload_successful starts at 1; a refused change sets it to 0 and is counted, a good text back sets it to 1', async () => {
   const m = new Metrics({ version: 'test' });
   assert.equal(await sample(m, 'finalizer_sweeper_config_last_reload_successful'), 1);

@@ -86,6 +86,17 @@ export class Metrics {
   });
   readonly #watchRestarts = this.#counter('watch_restarts_total', 'Watches restarted, by resource and why.', ['resource', 'reason']);
   readonly #relists = this.#counter('watch_relists_total', 'Full lists (initial or after 410 Gone), by resource.', ['resource']);
+  readonly #listWatchFailures = this.#counter('list_watch_failures_total', 'Lists that did not complete (an expired continue token included) and watches that failed before staying open 10 s, or stalled, by resource, attempt (list, watch) and code (HTTP status, <stalled>, or <error>: no answer). A watch\'s 410 and the end of a watch that stayed open are not counted.', ['resource', 'attempt', 'code']);
+  readonly #ready = new Gauge<'check'>({
+    name: `${PREFIX}ready`,
+    help: 'The readiness checks of /readyz, each 1 when it passes, else 0; computed at scrape.',
+    labelNames: ['check'],
+    registers: [this.registry],
+    collect: () => {
+      for (const [check, passes] of Object.entries(this.#readiness)) this.#ready.set({ check }, passes() ? 1 : 0);
+    },
+  });
+  #readiness: Record<string, () => boolean> = {};
   readonly #ownerServed = this.#gauge('owner_resource_served', '1 while the API server serves the owner resource, 0 during an outage (no owner-gone removals meanwhile).', []);
   readonly #leader = this.#gauge('leader', '1 while this replica leads (or runs without leader election), else 0.', []);
   readonly #config = this.#gauge('config_info', 'The running configuration, as labels; always 1.', [
@@ -252,6 +263,16 @@ export class Metrics {
 
   watchRelist(resource: string): void {
     this.#relists.inc({ resource });
+  }
+
+  /** listWatchFailure counts one failed list or watch (see ReflectorObserver.failed). */
+  listWatchFailure(resource: string, attempt: 'list' | 'watch', code: string): void {
+    this.#listWatchFailures.inc({ resource, attempt, code });
+  }
+
+  /** trackReadiness reports each of /readyz's checks as ready{check} at every scrape. */
+  trackReadiness(checks: Record<string, () => boolean>): void {
+    this.#readiness = checks;
   }
 
   /** trackCache reports `size()` as cached_objects{resource} at each scrape. */

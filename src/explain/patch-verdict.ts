@@ -27,7 +27,7 @@ export type PatchVerdict =
 // apiserver's admission plugin: `admission webhook "NAME" denied the request: REASON`.
 const WEBHOOK = /admission webhook "([^"]+)" denied the request/;
 // apiserver's validating admission policy (k8s.io/apiserver, pkg/admission/plugin/policy/validating/
-// dispatcher.go, the same words from 1.28 to 1.37): `ValidatingAdmissionPolicy 'P' with binding 'B'
+// dispatcher.go, the same words in 1.31, 1.33 and 1.37): `ValidatingAdmissionPolicy 'P' with binding 'B'
 // denied request: DENIAL`, without the binding when the policy itself is broken. The Status's message
 // wraps it (`pods "p" is forbidden: ...`) and one of its causes carries it bare; the code is 422
 // unless the validation names a reason (403 for Forbidden). Names cannot hold a quote (DNS

@@ -159,7 +159,8 @@ export function isForbidden(err: unknown): boolean {
  * permission changes. The NamespaceLifecycle admission plugin answers it as a 403 Forbidden
  * ("unable to create new content in namespace X because it is being terminated") with one cause
  * of type NamespaceTerminating (JSON key `reason`), field metadata.namespace
- * (k8s.io/apiserver, pkg/admission/plugin/namespace/lifecycle/admission.go; the cause since 1.17).
+ * (k8s.io/apiserver, pkg/admission/plugin/namespace/lifecycle/admission.go, the same in 1.31, 1.33
+ * and 1.37).
  */
 export function isNamespaceTerminating(err: unknown): boolean {
   return isForbidden(err) && (err as ApiError).causes.some((c) => c.reason === NAMESPACE_TERMINATING_CAUSE);

@@ -19,6 +19,8 @@ import { Shutdown } from './shutdown.ts';
 import { watchConfigFile } from './config-watch.ts';
 import { ConfigReload, type WatchedConfig } from './config-reload.ts';
 import { VERSION } from '../version.ts';
+import { OtherInstances } from '../controller/other-instances.ts';
+import { MetadataApi, PODS } from '../kube/metadata-api.ts';
 
 /** How long a stopping controller waits for its pending Events to be written. */
 const EVENTS_CLOSE_MS = 5_000;
@@ -101,9 +103,13 @@ export async function runController(settings: Settings, configFile: WatchedConfi
   );
   stopWhenConfigChanges(configFile, settings, shutdown, metrics, logger);
   const caches = controller.runCaches(shutdown.stop);
-  void controller.waitForSync(shutdown.stop).then(() => {
+  const pods = new MetadataApi(client, PODS);
+  const otherInstances = new OtherInstances({ settings, list: (namespace, opts, signal) => pods.list(namespace, opts, signal), metrics, logger });
+  const looking = controller.waitForSync(shutdown.stop).then(async () => {
+    if (shutdown.stop.aborted) return;
     // setImmediate: the list's last page stays referenced until the reflector moves on to its watch.
-    if (!shutdown.stop.aborted) setImmediate(() => releaseListMemory(logger));
+    setImmediate(() => releaseListMemory(logger));
+    await otherInstances.run(shutdown.stop);
   });
   const stopGivingBack = giveBackPeriodically(GIVE_BACK_EVERY_MS, (ms, before) =>
     logger.debug({ ms: ms === null ? null : Math.round(ms), heapUsedBytes: before.used, heapTotalBytes: before.total }, 'gave back heap that V8 kept beyond what is in use'),
@@ -112,7 +118,7 @@ export async function runController(settings: Settings, configFile: WatchedConfi
   const leaseClient = settings.leaderElect ? leaderElectionClient(transport, metrics) : null;
   const work = leaseClient !== null ? leadWhenElected(settings, controller, leaseClient, metrics, logger, shutdown) : leadAlone(controller, metrics, shutdown);
 
-  await Promise.all([caches, work]);
+  await Promise.all([caches, work, looking]);
   // Events still pending get a few seconds (none once the shutdown timeout has run out).
   await events.close(shutdown.abort.aborted ? 0 : Math.min(EVENTS_CLOSE_MS, settings.shutdownTimeoutMs));
   await closeAll(servers);

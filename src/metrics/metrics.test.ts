@@ -226,3 +226,13 @@ test('config_last_reload_successful starts at 1; a refused change sets it to 0 a
   assert.equal(await sample(m, 'finalizer_sweeper_config_last_reload_successful'), 1);
   assert.equal(await sample(m, 'finalizer_sweeper_config_reload_failures_total'), 1);
 });
+
+test('other_instance_pods is replaced by each look: an instance ID no longer found goes', async () => {
+  const m = new Metrics({ version: 'test' });
+  m.otherInstancePods(new Map([['prod', 500], ['<none>', 3]]));
+  assert.equal(await sample(m, 'finalizer_sweeper_other_instance_pods{instance_id="prod"}'), 500);
+  assert.equal(await sample(m, 'finalizer_sweeper_other_instance_pods{instance_id="<none>"}'), 3);
+  m.otherInstancePods(new Map([['prod', 7]]));
+  assert.equal(await sample(m, 'finalizer_sweeper_other_instance_pods{instance_id="prod"}'), 7);
+  assert.equal(await sample(m, 'finalizer_sweeper_other_instance_pods{instance_id="<none>"}'), undefined);
+});

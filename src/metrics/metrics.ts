@@ -97,6 +97,7 @@ export class Metrics {
     },
   });
   #readiness: Record<string, () => boolean> = {};
+  readonly #otherInstancePods = this.#gauge('other_instance_pods', 'Workflow pods that this sweeper\'s selector leaves out for their instance ID alone, by instance ID (<none>: without one), counted up to 500 each; looked for every 10 minutes.', ['instance_id']);
   readonly #ownerServed = this.#gauge('owner_resource_served', '1 while the API server serves the owner resource, 0 during an outage (no owner-gone removals meanwhile).', []);
   readonly #leader = this.#gauge('leader', '1 while this replica leads (or runs without leader election), else 0.', []);
   readonly #config = this.#gauge('config_info', 'The running configuration, as labels; always 1.', [
@@ -268,6 +269,12 @@ export class Metrics {
   /** listWatchFailure counts one failed list or watch (see ReflectorObserver.failed). */
   listWatchFailure(resource: string, attempt: 'list' | 'watch', code: string): void {
     this.#listWatchFailures.inc({ resource, attempt, code });
+  }
+
+  /** otherInstancePods replaces the counts of left-out pods by instance ID (controller/other-instances.ts). */
+  otherInstancePods(counts: ReadonlyMap<string, number>): void {
+    this.#otherInstancePods.reset();
+    for (const [id, pods] of counts) this.#otherInstancePods.set({ instance_id: id }, pods);
   }
 
   /** trackReadiness reports each of /readyz's checks as ready{check} at every scrape. */

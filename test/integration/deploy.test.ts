@@ -713,17 +713,58 @@ async function helmValues(): Promise<HelmValues> {
 
 /**
  * chartTpl renders a values string as argo-workflows' extra-manifests.yaml does (`tpl (toYaml .) $`),
- * for the expressions these values use and no other: any other expression fails the test.
+ * for what these values use and no more: `{{ if X }}...{{ else }}...{{ end }}` (nested), `or`
+ * and `and` of values, the release's name and namespace, the chart's values that the fragment
+ * reads (with the chart's defaults) and its controller service account's name. Anything else,
+ * and Go's `{{-` trimming, fails the test.
  */
 function chartTpl(text: string, release: Release): string {
-  const branches = /\{\{-?\s*if \.Values\.singleNamespace\s*-?\}\}([\s\S]*?)\{\{-?\s*else\s*-?\}\}([\s\S]*?)\{\{-?\s*end\s*-?\}\}/g;
-  const chosen = text.replace(branches, (_m, yes: string, no: string) => (release.singleNamespace === true ? yes : no));
-  return chosen.replace(/\{\{-?\s*(.*?)\s*-?\}\}/g, (_m, expr: string) => {
+  const values = { singleNamespace: release.singleNamespace === true, controller: { instanceID: { enabled: false, useReleaseName: false, explicitID: '', ...release.instanceID } } };
+  const truthy = (v: unknown): boolean => v !== undefined && v !== null && v !== false && v !== '' && v !== 0;
+  const lookup = (expr: string): unknown => {
     if (expr === '.Release.Namespace') return release.namespace;
     if (expr === '.Release.Name') return release.name;
     if (expr === 'include "argo-workflows.controllerServiceAccountName" .') return controllerServiceAccountName(release.name);
+    if (expr.startsWith('.Values.')) return expr.slice('.Values.'.length).split('.').reduce<unknown>((v, k) => (v as Record<string, unknown> | undefined)?.[k], values);
     throw new Error(`chartTpl: the values use {{ ${expr} }}, which this test does not render`);
-  });
+  };
+  // Go's or and and return one of their arguments: or the first true one, and the first false one (else the last).
+  const evaluate = (expr: string): unknown => {
+    const [fn, ...args] = expr.split(/\s+/);
+    if (fn === 'or' || fn === 'and') {
+      const vals = args.map(lookup);
+      return vals.find((v) => truthy(v) === (fn === 'or')) ?? vals.at(-1);
+    }
+    return lookup(expr);
+  };
+  const tokens = text.split(/(\{\{.*?\}\})/s);
+  let at = 0;
+  const block = (): { out: string; ended: string | null } => {
+    let out = '';
+    while (at < tokens.length) {
+      const token = tokens[at++] ?? '';
+      const action = /^\{\{\s*(.*?)\s*\}\}$/s.exec(token)?.[1];
+      if (action === undefined) {
+        out += token;
+        continue;
+      }
+      if (action.startsWith('-') || action.endsWith('-')) throw new Error(`chartTpl: {{ ${action} }} trims, which this test does not render`);
+      if (action === 'else' || action === 'end') return { out, ended: action };
+      if (!action.startsWith('if ')) {
+        out += String(evaluate(action));
+        continue;
+      }
+      const chosen = truthy(evaluate(action.slice(3)));
+      const yes = block();
+      const no = yes.ended === 'else' ? block() : { out: '', ended: yes.ended };
+      if (no.ended !== 'end') throw new Error(`chartTpl: {{ ${action} }} without its {{ end }}`);
+      out += chosen ? yes.out : no.out;
+    }
+    return { out, ended: null };
+  };
+  const rendered = block();
+  if (rendered.ended !== null) throw new Error(`chartTpl: a {{ ${rendered.ended} }} without its {{ if }}`);
+  return rendered.out;
 }
 
 /**
@@ -745,16 +786,17 @@ async function chartOwnObjects(release: Release): Promise<void> {
   await kubectl(['apply', '-f', '-'], objects.map((o) => dump(o)).join('---\n'));
 }
 
-/** Release is what the fragment's templates read: the release, and the chart's singleNamespace value. */
+/** Release is what the fragment's templates read: the release, and the chart's singleNamespace and controller.instanceID values. */
 interface Release {
   name: string;
   namespace: string;
   singleNamespace?: boolean;
+  instanceID?: { enabled: boolean; useReleaseName?: boolean; explicitID?: string };
 }
 
 async function renderHelmObjects(release: Release): Promise<Rendered> {
   const values = await helmValues();
-  const objects = values.extraObjects.map((o) => loadAll(chartTpl(dump(o), release))[0] as KubeObject);
+  const objects = values.extraObjects.map((o) => loadAll(chartTpl(dump(o, { lineWidth: -1 }), release))[0] as KubeObject);
   return { objects, yaml: objects.map((o) => dump(o)).join('---\n') };
 }
 
@@ -807,6 +849,34 @@ test('with the chart\'s singleNamespace: true, the fragment holds Roles only and
   await chartOwnObjects(release);
   await applyUntilTestEnds(t, rendered);
   assert.deepEqual(await permissions(release.namespace, controllerServiceAccountName(release.name)), expectedPermissions('own-namespace'));
+});
+
+test('the chart\'s controller.instanceID reaches our settings as Argo\'s ConfigMap takes it: the release name, the explicit ID, or none', async () => {
+  // As argo-helm's templates/controller/workflow-controller-config-map.yaml sets Argo's instanceID:
+  // with enabled, the release name if useReleaseName, else explicitID (empty: none).
+  const values = await helmValues();
+  const pod: Deployment = {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'argo-workflows-workflow-controller', namespace: 'argo' },
+    spec: { template: { spec: { containers: values.controller.extraContainers, volumes: values.controller.volumes } } },
+  };
+  const cases: Array<[Release['instanceID'] | undefined, boolean, string | null]> = [
+    [undefined, false, null],
+    [{ enabled: false, explicitID: 'ignored' }, false, null],
+    [{ enabled: true, useReleaseName: true }, false, 'argo-workflows'],
+    [{ enabled: true, explicitID: 'ci-controller' }, false, 'ci-controller'],
+    [{ enabled: true, explicitID: '1234' }, false, '1234'],
+    [{ enabled: true, explicitID: '' }, false, null],
+    [{ enabled: true, explicitID: 'ci-controller' }, true, 'ci-controller'],
+  ];
+  for (const [instanceID, singleNamespace, want] of cases) {
+    const release: Release = { name: 'argo-workflows', namespace: 'argo', singleNamespace, ...(instanceID !== undefined ? { instanceID } : {}) };
+    const settings = await containerSettings((await renderHelmObjects(release)).objects, pod);
+    const what = JSON.stringify({ instanceID, singleNamespace });
+    assert.equal(settings.instanceId, want, what);
+    assert.deepEqual(settings.namespaces, singleNamespace ? ['argo'] : [], what);
+  }
 });
 
 test('the chart\'s controller service account is named as the chart names it', () => {

@@ -6,7 +6,10 @@
 //   controller rate limiter, whose 10/s bucket also capped first attempts: 8,000 pods took 40
 //   minutes. The API budget belongs to the workers (src/work), not to the queue.
 // - A key is queued once. Adding it again keeps the most urgent priority asked for (0 is the
-//   most urgent) and its place: within a priority, items leave in the order they became ready.
+//   most urgent) and its place among its namespace's keys.
+// - Most urgent first; within a priority, namespaces take turns and each namespace's keys leave in
+//   the order they became ready; a less urgent key that has waited long is served now and then
+//   (aging). The order and its bounds are in fair-ready.ts.
 // - A key is never handed to two workers. Added while in flight, it waits for done() and then
 //   runs again with the most urgent priority asked for meanwhile.
 // - addRateLimited delays a key by its own exponential backoff, which grows across requeues and
@@ -23,6 +26,7 @@
 
 import { ExponentialBackoff, type ItemBackoff } from './backoff.ts';
 import { monotonicClock, type Clock } from './clock.ts';
+import { DEFAULT_AGING, FairReadyQueue, type Aging, type Lane } from './fair-ready.ts';
 import { IndexedHeap } from './heap.ts';
 
 /** QueueObserver receives the queue's metrics, under client-go's workqueue metric names. */
@@ -47,21 +51,24 @@ export interface PriorityQueueOptions {
   /** backoff decides addRateLimited delays; defaults to client-go's 5 ms doubling to 1000 s. */
   backoff?: ItemBackoff;
   observer?: QueueObserver;
+  /** aging lets a less urgent key that waited long go first now and then; defaults to DEFAULT_AGING. */
+  aging?: Aging;
 }
 
 // Entry is everything the queue knows about one key. Pending work is 'ready' (in the ready
-// heap, or held until done() while the key is in flight) or 'delayed' (in the delayed heap).
+// queue, or held until done() while the key is in flight) or 'delayed' (in the delayed heap).
 interface Entry {
   readonly key: string;
   pending: 'none' | 'ready' | 'delayed';
   priority: number; // of the pending work
-  seq: number; // order of becoming ready (or delayed): the FIFO within a priority
+  seq: number; // order of becoming ready (or delayed): the FIFO within a namespace and priority
   readyAt: number; // when delayed
   holdUntil: number; // a retry's "not before" time; 0 when none
   heldBy: 'backoff' | 'server'; // what set holdUntil
   readySince: number; // when ready, for the queue-duration metric
   startedAt: number | null; // when handed to a worker; null when not in flight
   heapIndex: number;
+  lane: Lane | null; // while in the ready queue
 }
 
 const NO_OBSERVER: QueueObserver = { added() {}, depthChanged() {}, queued() {}, worked() {}, retried() {} };
@@ -72,7 +79,7 @@ export class PriorityQueue {
   readonly #backoff: ItemBackoff;
   readonly #observer: QueueObserver;
   readonly #entries = new Map<string, Entry>();
-  readonly #ready = new IndexedHeap<Entry>((a, b) => (a.priority !== b.priority ? a.priority < b.priority : a.seq < b.seq));
+  readonly #ready: FairReadyQueue<Entry>;
   readonly #delayed = new IndexedHeap<Entry>((a, b) => (a.readyAt !== b.readyAt ? a.readyAt < b.readyAt : a.seq < b.seq));
   readonly #depth = new Map<number, number>();
   readonly #inFlight = new Set<Entry>();
@@ -86,6 +93,7 @@ export class PriorityQueue {
     this.#clock = options.clock ?? monotonicClock;
     this.#backoff = options.backoff ?? new ExponentialBackoff();
     this.#observer = options.observer ?? NO_OBSERVER;
+    this.#ready = new FairReadyQueue(options.aging ?? DEFAULT_AGING);
   }
 
   /** add queues key now, or raises the priority of its pending work; ignored after shutDown. */
@@ -169,7 +177,7 @@ export class PriorityQueue {
   get(signal?: AbortSignal): Promise<QueueItem | null> {
     if (this.#shutDown || signal?.aborted) return Promise.resolve(null);
     // Nothing is ready while getters wait (pump sees to that), so popping cannot jump a queue.
-    const next = this.#ready.pop();
+    const next = this.#ready.pop(this.#clock.now());
     if (next) return Promise.resolve(this.#handOut(next));
     return waitIn(this.#getters, signal, null);
   }
@@ -198,7 +206,7 @@ export class PriorityQueue {
     for (const e of [...this.#entries.values()]) {
       if (e.pending === 'ready') {
         this.#count(e.priority, -1);
-        if (e.heapIndex >= 0) this.#ready.remove(e);
+        this.#ready.remove(e);
       } else if (e.pending === 'delayed') {
         this.#delayed.remove(e);
       }
@@ -294,7 +302,7 @@ export class PriorityQueue {
     if (e.pending === 'ready') {
       // Added again while in flight (or queued): that work, too, waits for the hold.
       this.#count(e.priority, -1);
-      if (e.heapIndex >= 0) this.#ready.remove(e);
+      this.#ready.remove(e);
       priority = Math.min(priority, e.priority);
       e.pending = 'none';
     } else if (e.pending === 'delayed') {
@@ -326,7 +334,7 @@ export class PriorityQueue {
   #entry(key: string): Entry {
     let e = this.#entries.get(key);
     if (!e) {
-      e = { key, pending: 'none', priority: 0, seq: 0, readyAt: 0, holdUntil: 0, heldBy: 'backoff', readySince: 0, startedAt: null, heapIndex: -1 };
+      e = { key, pending: 'none', priority: 0, seq: 0, readyAt: 0, holdUntil: 0, heldBy: 'backoff', readySince: 0, startedAt: null, heapIndex: -1, lane: null };
       this.#entries.set(key, e);
     }
     return e;
@@ -342,13 +350,15 @@ export class PriorityQueue {
     if (e.startedAt === null) this.#ready.push(e);
   }
 
-  // raise makes ready work more urgent; it keeps its seq, so its place among equals.
+  // raise makes ready work more urgent; it keeps its seq, so its place among its namespace's keys.
   #raise(e: Entry, priority: number): void {
     if (priority >= e.priority) return;
     this.#count(e.priority, -1);
+    const queued = e.lane !== null;
+    if (queued) this.#ready.remove(e);
     e.priority = priority;
+    if (queued) this.#ready.push(e);
     this.#count(priority, 1);
-    if (e.heapIndex >= 0) this.#ready.update(e);
   }
 
   #handOut(e: Entry): QueueItem {
@@ -364,7 +374,7 @@ export class PriorityQueue {
   // pump hands ready keys to waiting getters, first come first served.
   #pump(): void {
     for (const deliver of this.#getters) {
-      const next = this.#ready.pop();
+      const next = this.#ready.pop(this.#clock.now());
       if (!next) return;
       this.#getters.delete(deliver);
       deliver(this.#handOut(next));

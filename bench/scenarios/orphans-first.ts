@@ -114,7 +114,8 @@ async function runMode(ctx: ScenarioContext, mode: 'priority' | 'fifo', workflow
 
 /**
  * instrument records when each victim key is first added; in FIFO mode it also pins every add
- * to one priority, which makes the priority queue a plain FIFO (it is FIFO within a priority).
+ * to one priority, which makes the priority queue a plain FIFO (it is FIFO within a priority and
+ * a namespace, and the scenario's pods are in one namespace).
  */
 function instrument(queue: PriorityQueue, mode: 'priority' | 'fifo', victims: Set<string>): Map<string, number> {
   const enqueuedAt = new Map<string, number>();

@@ -5,21 +5,22 @@
 //   keys leave in the order they became ready (their seq). A namespace with no ready key at that
 //   priority joins at the end of the current round, behind every namespace waiting. So between
 //   two turns of a namespace every other namespace has at most one: a key with r keys of its own
-//   namespace ahead of it, among N namespaces with ready keys at its priority, is handed out
-//   within (r + 1) · N turns, whatever the others hold or receive meanwhile. A tenant's orphan
-//   waits for one key of each busy tenant, not for their backlogs (issue 36: in FIFO order, one
-//   Workflow deleted a second after another tenant's 150,000 pods waited behind all of them).
-//   controller-runtime's priority queue does the same since #3261 (fairq, the namespace as its
-//   fairness dimension), but it puts a new namespace first, ahead of those waiting: late comers
-//   then jump the line, which kubernetes #25744 held against plain round-robin. Here they queue.
+//   namespace ahead of it (asked for before it), among N namespaces with ready keys at its
+//   priority, is handed out within (r + 1) · N turns, whatever the others hold or receive
+//   meanwhile. A tenant's orphan waits for one key of each busy tenant, not for their backlogs
+//   (issue 36: in FIFO order, one Workflow deleted a second after another tenant's 150,000 pods
+//   waited behind all of them).
+//   controller-runtime's priority queue can take turns the same way (#3261: fairqueue.go, given a
+//   fairness extractor such as the namespace), but it serves a namespace it has not seen before
+//   first, ahead of those waiting; here that namespace joins at the end of the round like any other.
 // - Aging. Strict priorities let a steady stream of urgent keys starve the rest
 //   (controller-runtime #3496: items of the initial list, at low priority, never served behind a
 //   stream of normal-priority adds). So at most one hand-out in `every` serves the oldest key
 //   below the most urgent priority that has ready keys, once that key has waited `afterMs`. Such a
 //   key is then handed out within every · (a + 1) hand-outs, where a counts the keys below that
 //   priority that became ready before it: a bound fixed when it became ready, since a key that
-//   becomes ready later is younger. The other hand-outs are turns; aging takes at most one in
-//   `every` of them, which stretches the round-robin bound above by at most every / (every - 1).
+//   becomes ready later is younger. Aging takes at most one hand-out in `every` and the rest are
+//   turns, so it stretches the round-robin bound above by a factor of at most every / (every - 1).
 //
 // Costs: push, remove and pop are O(log n) (a binary heap per namespace and priority, and one per
 // priority over its namespaces' oldest keys) plus O(P) for the P priorities in use (four).

@@ -23,8 +23,9 @@ import { soak } from './scenarios/soak.ts';
 import { argoLagging } from './scenarios/argo-lagging.ts';
 import { decodeStall } from './scenarios/decode.ts';
 import { guardrail } from './scenarios/guardrail.ts';
+import { queueFairness } from './scenarios/queue-fairness.ts';
 
-const SCENARIOS: Scenario[] = [massOrphaning, orphansFirst, churn, conflicts, memoryBandwidth, startup, sweep, goodNeighbour, atScale, budgetOverhead, soak, argoLagging, guardrail, decodeStall];
+const SCENARIOS: Scenario[] = [massOrphaning, orphansFirst, churn, conflicts, memoryBandwidth, startup, sweep, goodNeighbour, atScale, budgetOverhead, soak, argoLagging, guardrail, decodeStall, queueFairness];
 
 const USAGE = `usage: npm run bench [-- --scenario N|name[,N|name…]] [--scale F]
   --scenario  run only these scenarios (numbers or names: ${SCENARIOS.map((s) => `${s.id} ${s.key}`).join(', ')})

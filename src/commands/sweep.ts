@@ -92,6 +92,7 @@ async function sweep(settings: Settings, logger: Logger, shutdown: Shutdown, dis
     metrics,
     logger,
     quota: { take: () => removalsLeft > 0 && removalsLeft-- > 0, giveBack: () => void removalsLeft++ },
+    strictPriorities: true,
     events: events.removals,
   });
   const startWork = () =>

@@ -36,6 +36,12 @@ export interface CleanupOptions {
   logger: Logger;
   /** The sweep's blast-radius limit. */
   quota?: RemovalQuota;
+  /**
+   * strictPriorities turns the queue's aging off (src/queue/fair-ready.ts): for the sweep, whose
+   * work is one list's and cannot starve, and whose --max-removals must go to orphans first
+   * however long it runs.
+   */
+  strictPriorities?: boolean;
   /** The Kubernetes Events that say what was removed and why (none by default). */
   events?: RemovalEvents;
 }
@@ -70,7 +76,7 @@ export class Cleanup {
     this.#events = o.events ?? NO_EVENTS;
     const s = o.settings;
     this.policy = { finalizer: s.finalizer, forceAfterMs: s.forceAfterMs, nodeStatus: s.nodeStatus };
-    this.queue = new PriorityQueue({ observer: o.metrics.queue, backoff: new ExponentialBackoff(RETRY_BACKOFF) });
+    this.queue = new PriorityQueue({ observer: o.metrics.queue, backoff: new ExponentialBackoff(RETRY_BACKOFF), ...(o.strictPriorities === true ? { aging: null } : {}) });
     o.metrics.queue.trackProgress(this.queue);
     this.owners = o.owners;
     this.records = new WorkflowRecords({

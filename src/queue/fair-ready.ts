@@ -21,6 +21,7 @@
 //   priority that became ready before it: a bound fixed when it became ready, since a key that
 //   becomes ready later is younger. Aging takes at most one hand-out in `every` and the rest are
 //   turns, so it stretches the round-robin bound above by a factor of at most every / (every - 1).
+//   Finite work, where nothing can starve, may turn it off (null): priorities are then strict.
 //
 // Costs: push, remove and pop are O(log n) (a binary heap per namespace and priority, and one per
 // priority over its namespaces' oldest keys) plus O(P) for the P priorities in use (four).
@@ -84,14 +85,14 @@ class Level {
 
 /** FairReadyQueue is the ready part of the work queue, as described above; it holds T's only. */
 export class FairReadyQueue<T extends ReadyItem> {
-  readonly #aging: Aging;
+  readonly #aging: Aging | null;
   /** Levels by priority, most urgent first; a level once made stays (there are few priorities). */
   readonly #levels: Level[] = [];
   #size = 0;
   #turnsSinceAging = 0;
 
-  constructor(aging: Aging = DEFAULT_AGING) {
-    if (!(aging.afterMs >= 0) || !Number.isInteger(aging.every) || aging.every < 2) {
+  constructor(aging: Aging | null = DEFAULT_AGING) {
+    if (aging !== null && (!(aging.afterMs >= 0) || !Number.isInteger(aging.every) || aging.every < 2)) {
       throw new RangeError(`aging needs afterMs >= 0 and an integer every >= 2, got ${JSON.stringify(aging)}`);
     }
     this.#aging = aging;
@@ -134,21 +135,31 @@ export class FairReadyQueue<T extends ReadyItem> {
   pop(now: number): T | undefined {
     const top = this.#levels.find((l) => l.size > 0);
     if (top === undefined) return undefined;
-    if (this.#turnsSinceAging >= this.#aging.every - 1) {
-      const aged = this.#oldestBelow(top);
-      if (aged !== undefined && now - aged.readySince >= this.#aging.afterMs) {
-        this.#turnsSinceAging = 0;
-        this.remove(aged);
-        return aged;
-      }
-    } else {
-      this.#turnsSinceAging++;
+    const aged = this.#agedKeyDue(top, now);
+    if (aged !== undefined) {
+      this.remove(aged);
+      return aged;
     }
     const lane = top.turn as Lane;
     const item = lane.oldest() as T;
     top.turn = lane.next;
     this.remove(item);
     return item;
+  }
+
+  // agedKeyDue is the key this hand-out goes to by aging, if any: aging is on, its share allows
+  // one, and the oldest key below the top priority has waited long enough.
+  #agedKeyDue(top: Level, now: number): T | undefined {
+    const aging = this.#aging;
+    if (aging === null) return undefined;
+    if (this.#turnsSinceAging < aging.every - 1) {
+      this.#turnsSinceAging++;
+      return undefined;
+    }
+    const oldest = this.#oldestBelow(top);
+    if (oldest === undefined || now - oldest.readySince < aging.afterMs) return undefined;
+    this.#turnsSinceAging = 0;
+    return oldest;
   }
 
   #oldestBelow(top: Level): T | undefined {

@@ -10,7 +10,7 @@ import { PriorityQueue } from './priority-queue.ts';
 const HANG_GUARD_MS = 60_000;
 const TEST_AGING: Aging = { afterMs: 1_000, every: 4 };
 
-function newQueue(aging: Aging = TEST_AGING) {
+function newQueue(aging: Aging | null = TEST_AGING) {
   const clock = new FakeClock();
   return { q: new PriorityQueue({ clock, aging }), clock };
 }
@@ -219,6 +219,17 @@ describe('PriorityQueue fairness: aging', { timeout: HANG_GUARD_MS }, () => {
     }
     const aged = got.flatMap((g, i) => (g.startsWith('urgent/') ? [] : [`${i}:${g}`]));
     assert.deepEqual(aged, ['3:b/old@2', '7:a/older-than-c@2', '11:c/young@2']);
+  });
+
+  it('keeps priorities strict however long a key waits when aging is off (null), as the sweep runs it', async () => {
+    const { q, clock } = newQueue(null);
+    q.add('low/pod', 3);
+    const refill = urgentStream(q);
+    clock.advance(24 * 60 * 60_000);
+    for (let i = 0; i < 1_000; i++) {
+      assert.match(await next(q), /^urgent\//);
+      refill();
+    }
   });
 
   it('rejects an aging that could not work', () => {

@@ -51,8 +51,11 @@ export interface PriorityQueueOptions {
   /** backoff decides addRateLimited delays; defaults to client-go's 5 ms doubling to 1000 s. */
   backoff?: ItemBackoff;
   observer?: QueueObserver;
-  /** aging lets a less urgent key that waited long go first now and then; defaults to DEFAULT_AGING. */
-  aging?: Aging;
+  /**
+   * aging lets a less urgent key that waited long go first now and then; defaults to
+   * DEFAULT_AGING. null makes priorities strict, for finite work where nothing can starve.
+   */
+  aging?: Aging | null;
 }
 
 // Entry is everything the queue knows about one key. Pending work is 'ready' (in the ready
@@ -93,7 +96,7 @@ export class PriorityQueue {
     this.#clock = options.clock ?? monotonicClock;
     this.#backoff = options.backoff ?? new ExponentialBackoff();
     this.#observer = options.observer ?? NO_OBSERVER;
-    this.#ready = new FairReadyQueue(options.aging ?? DEFAULT_AGING);
+    this.#ready = new FairReadyQueue(options.aging === undefined ? DEFAULT_AGING : options.aging);
   }
 
   /** add queues key now, or raises the priority of its pending work; ignored after shutDown. */

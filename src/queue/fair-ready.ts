@@ -187,7 +187,7 @@ export class FairReadyQueue<T extends ReadyItem> {
  * namespaceOf is the namespace part of a key made by objectKey (src/kube/objects.ts):
  * "namespace/name". A key without "/" counts as namespace "".
  */
-export function namespaceOf(key: string): string {
+function namespaceOf(key: string): string {
   const slash = key.indexOf('/');
   return slash < 0 ? '' : key.slice(0, slash);
 }

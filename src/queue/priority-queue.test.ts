@@ -51,7 +51,7 @@ describe('PriorityQueue ordering', { timeout: HANG_GUARD_MS }, () => {
   const cases: { name: string; adds: [string, number][]; want: string[] }[] = [
     { name: 'a key added twice is queued once', adds: [['a', 2], ['a', 2]], want: ['a@2'] },
     { name: 'more urgent priorities go first', adds: [['s', 3], ['r', 2], ['d', 1], ['o', 0]], want: ['o@0', 'd@1', 'r@2', 's@3'] },
-    { name: 'FIFO within a priority', adds: [['a', 2], ['b', 2], ['c', 2]], want: ['a@2', 'b@2', 'c@2'] },
+    { name: 'FIFO within a priority, keys of one namespace', adds: [['a', 2], ['b', 2], ['c', 2]], want: ['a@2', 'b@2', 'c@2'] },
     { name: 'adding again keeps the place', adds: [['a', 2], ['b', 2], ['a', 2]], want: ['a@2', 'b@2'] },
     { name: 'adding again more urgently raises the priority', adds: [['a', 3], ['b', 1], ['a', 0]], want: ['a@0', 'b@1'] },
     { name: 'adding again less urgently never lowers it', adds: [['a', 0], ['b', 1], ['a', 3]], want: ['a@0', 'b@1'] },

@@ -76,7 +76,7 @@ export class Cleanup {
     this.#events = o.events ?? NO_EVENTS;
     const s = o.settings;
     this.policy = { finalizer: s.finalizer, forceAfterMs: s.forceAfterMs, nodeStatus: s.nodeStatus };
-    this.queue = new PriorityQueue({ observer: o.metrics.queue, backoff: new ExponentialBackoff(RETRY_BACKOFF), ...(o.strictPriorities === true ? { aging: null } : {}) });
+    this.queue = new PriorityQueue({ observer: o.metrics.queue, backoff: new ExponentialBackoff(RETRY_BACKOFF), aging: o.strictPriorities === true ? null : undefined });
     o.metrics.queue.trackProgress(this.queue);
     this.owners = o.owners;
     this.records = new WorkflowRecords({

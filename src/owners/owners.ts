@@ -161,7 +161,8 @@ export class Owners {
    * confirmedState settles what cachedState left open, with at most one live read per owner
    * shared by the pods observed before it (resolver.ts). `observedAt` is when the pod was first
    * seen, on now()'s clock. It throws OwnerEvidenceHeld rather than report an owner absent while
-   * the resource is not served.
+   * the resource is not served, or anything that would free a pod while the owner settings are
+   * not yet proven.
    */
   async confirmedState(pod: PodMeta, observedAt: number, priority: number, signal?: AbortSignal): Promise<OwnerState> {
     const cached = this.cachedState(pod);

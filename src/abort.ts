@@ -11,3 +11,16 @@ export function untilAborted<T>(p: Promise<T>, signal?: AbortSignal): Promise<T>
     p.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
   });
 }
+
+/** pause resolves after `ms`, or at once when the signal aborts (never rejects): for loops that end on abort. */
+export function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
+}

@@ -15,6 +15,7 @@ import { Store } from '../cache/store.ts';
 import { NAMESPACES, NamespaceReadings, toNamespaceMeta, type NamespaceDeletions, type NamespaceMeta } from '../namespaces/namespace-deletions.ts';
 import { NamespaceReader } from '../namespaces/namespace-reads.ts';
 import { Source } from './sources.ts';
+import { pause } from '../abort.ts';
 
 /** How often a controller limited to --namespace reads its namespaces. */
 export const READ_EVERY_MS = 5_000;
@@ -69,20 +70,8 @@ function polled(o: NamespaceSourceOptions): NamespaceSource {
     run: async (signal) => {
       while (!signal.aborted) {
         for (const name of await reader.read(o.settings.namespaces, signal)) o.onDeleting(name);
-        await sleep(READ_EVERY_MS, signal);
+        await pause(READ_EVERY_MS, signal);
       }
     },
   };
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
 }

@@ -9,6 +9,7 @@ import type { ApiClient } from '../kube/client.ts';
 import type { Logger } from '../log.ts';
 import { isAbort } from '../kube/errors.ts';
 import { checkOwnerSettings, settingsFlags, type OwnerSettingsVerdict } from './owner-settings.ts';
+import { pause } from '../abort.ts';
 
 /** OwnerSettingsRefused: discovery shows that the owner settings do not name the owner. */
 export class OwnerSettingsRefused extends Error {
@@ -61,18 +62,6 @@ export async function proveLater(o: { client: Pick<ApiClient, 'request'>; owner:
       if (!failing) o.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'cannot read discovery to check the owner settings; trying again');
       failing = true;
     }
-    await sleep(o.recheckMs ?? RECHECK_MS, o.signal);
+    await pause(o.recheckMs ?? RECHECK_MS, o.signal);
   }
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
 }

@@ -16,10 +16,10 @@
 // MAX_INSTANCES were found: at most 2 × MAX_INSTANCES + 1 small requests a round, every
 // PROBE_EVERY_MS, on the budget's least urgent lane. A separate watch would hold every such pod.
 
-import { setTimeout as sleep } from 'node:timers/promises';
 import { podListSelector, type Settings } from '../config/settings.ts';
 import type { Logger } from '../log.ts';
 import type { MetaList, ListOptions } from '../kube/metadata-api.ts';
+import { pause } from '../abort.ts';
 
 /** NO_INSTANCE stands for pods without an instance ID label: "<none>" is no label value, so no ID is mistaken for it. */
 export const NO_INSTANCE = '<none>';
@@ -131,7 +131,7 @@ export class OtherInstances {
   async run(signal: AbortSignal, everyMs = PROBE_EVERY_MS): Promise<void> {
     while (!signal.aborted) {
       await this.probe(signal);
-      await sleep(everyMs, undefined, { signal }).catch(() => undefined);
+      await pause(everyMs, signal);
     }
   }
 }

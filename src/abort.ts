@@ -14,6 +14,7 @@ export function untilAborted<T>(p: Promise<T>, signal?: AbortSignal): Promise<T>
 
 /** pause resolves after `ms`, or at once when the signal aborts (never rejects): for loops that end on abort. */
 export function pause(ms: number, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
   return new Promise((resolve) => {
     const done = () => {
       clearTimeout(timer);

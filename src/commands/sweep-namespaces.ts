@@ -11,7 +11,7 @@ import { isForbidden } from '../kube/errors.ts';
 import { MetadataApi } from '../kube/metadata-api.ts';
 import { deletingSinceOf, NAMESPACES, type NamespaceReadings } from '../namespaces/namespace-deletions.ts';
 import { NamespaceReader } from '../namespaces/namespace-reads.ts';
-import { LIST_PRIORITY, listAll } from './sweep-list.ts';
+import { LIST_PRIORITY, listAll } from '../cache/one-shot-list.ts';
 
 /**
  * readNamespaceDeletions records in `readings` which namespaces are being deleted: the sweep's

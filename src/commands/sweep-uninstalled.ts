@@ -22,9 +22,9 @@ import { removalPatch } from '../work/removal-patch.ts';
 import { connect } from './connect.ts';
 import { EXIT } from './exit-codes.ts';
 import type { Shutdown } from './shutdown.ts';
-import { listAll, trimmed } from './sweep-list.ts';
+import { listAll, trimmed } from '../cache/one-shot-list.ts';
 import { listFailure } from './sweep-failure.ts';
-import { confirmCommand, freedWhenUninstalled, selectionDigest } from './uninstalled-selection.ts';
+import { confirmCommand, freedWhenUninstalled, selectionDigest } from '../owners/uninstalled-selection.ts';
 import { mismatched, renderUninstalled, totalsOf, type UninstalledPod, type UninstalledReport } from './uninstalled-report.ts';
 import { VERSION } from '../version.ts';
 

@@ -17,7 +17,7 @@ import { Owners } from '../owners/owners.ts';
 import { OwnerSettingsRefused, proveAtStart } from '../owners/settings-proof.ts';
 import { resourceApis } from '../controller/api.ts';
 import { connect } from './connect.ts';
-import { listAll, trimmed } from './sweep-list.ts';
+import { listAll, trimmed } from '../cache/one-shot-list.ts';
 import { readNamespaceDeletions } from './sweep-namespaces.ts';
 import { NamespaceReadings } from '../namespaces/namespace-deletions.ts';
 import { listFailure } from './sweep-failure.ts';

@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeClock } from '../queue/fake-clock.ts';
-import { EventRecorder, microTime, type EventBody, type EventSpec, type RecorderOptions, type Series, type WriteFailure } from './recorder.ts';
+import { EventRecorder, microTime, type EventSpec, type RecorderOptions, type WriteFailure } from './recorder.ts';
+import type { EventBody, Series } from '../kube/event-types.ts';
 
 interface Write {
   op: 'create' | 'update';

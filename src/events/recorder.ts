@@ -10,17 +10,7 @@
 // with series.count 200, in one request, rather than an Event saying 2.
 
 import type { Clock } from '../queue/clock.ts';
-
-export type EventType = 'Normal' | 'Warning';
-
-/** ObjectRef is the object an event is about (events.k8s.io/v1's `regarding`). */
-export interface ObjectRef {
-  apiVersion: string;
-  kind: string;
-  namespace: string;
-  name: string;
-  uid?: string;
-}
+import type { EventBody, EventSink, EventType, ObjectRef, Series } from '../kube/event-types.ts';
 
 export interface EventSpec {
   regarding: ObjectRef;
@@ -31,33 +21,6 @@ export interface EventSpec {
   action: string;
   /** For people; at most 1 KiB. */
   note: string;
-}
-
-/** EventBody is an events.k8s.io/v1 Event as sent to the API server. */
-export interface EventBody {
-  apiVersion: 'events.k8s.io/v1';
-  kind: 'Event';
-  metadata: { name: string; namespace: string };
-  eventTime: string;
-  series?: Series;
-  reportingController: string;
-  reportingInstance: string;
-  action: string;
-  reason: string;
-  regarding: ObjectRef;
-  note: string;
-  type: EventType;
-}
-
-export interface Series {
-  count: number;
-  lastObservedTime: string;
-}
-
-/** EventSink writes events; both calls throw the API's errors. */
-export interface EventSink {
-  create(event: EventBody): Promise<void>;
-  updateSeries(namespace: string, name: string, series: Series): Promise<void>;
 }
 
 /** What became of a write, or of an occurrence that was never written. */

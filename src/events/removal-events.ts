@@ -11,7 +11,8 @@
 import { formatDuration } from '../config/duration.ts';
 import type { EventsLevel, Reason, Settings } from '../config/settings.ts';
 import type { PodMeta } from '../kube/objects.ts';
-import type { EventSpec, ObjectRef } from './recorder.ts';
+import type { EventSpec } from './recorder.ts';
+import type { ObjectRef } from '../kube/event-types.ts';
 import type { Evidence } from '../decide/decide.ts';
 
 export interface RemovalEvents {

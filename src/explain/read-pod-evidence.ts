@@ -15,7 +15,7 @@ import type { NodeVerdict } from '../argo/node-status.ts';
 import { WorkflowRecords } from '../argo/workflow-records.ts';
 import { resourceApis, type ResourceApis } from '../controller/api.ts';
 import { removalPatch } from '../work/removal-patch.ts';
-import { dryRunCommand } from '../commands/uninstalled-selection.ts';
+import { dryRunCommand } from '../owners/uninstalled-selection.ts';
 import { readAdmissionWebhooks } from './admission-webhooks.ts';
 import { patchVerdict, type PatchVerdict } from './patch-verdict.ts';
 import { podEvents, type PodEvent } from './pod-events.ts';

@@ -2,7 +2,7 @@
 // API budget at its least urgent priority: an Event waits behind every removal and owner read.
 
 import type { ApiClient } from './client.ts';
-import type { EventBody, EventSink, Series } from '../events/recorder.ts';
+import type { EventBody, EventSink, Series } from './event-types.ts';
 
 /** EVENT_PRIORITY is the budget's last lane. */
 const EVENT_PRIORITY = 9;

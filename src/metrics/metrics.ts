@@ -7,6 +7,7 @@ import type { Reason, Settings } from '../config/settings.ts';
 import { WAIT_REASONS, type Evidence, type WaitReason } from '../decide/decide.ts';
 import type { ReadResult } from '../argo/workflow-records.ts';
 import type { ForbiddenCause } from '../kube/errors.ts';
+import type { OwnerConfirmation } from '../owners/owners.ts';
 import { WorkqueueMetrics } from './workqueue.ts';
 
 /** RemovalResult is how one attempt to remove our finalizer ended. */
@@ -32,8 +33,6 @@ export type TerminatingReport = Record<TerminatingReason, { count: number; oldes
 /** METHOD_OF_VERB maps our request verbs to HTTP methods, for client-go's metric. */
 const METHOD_OF_VERB: Record<string, string> = { list: 'GET', watch: 'GET', get: 'GET', patch: 'PATCH', create: 'POST', update: 'PUT', delete: 'DELETE' };
 
-/** OwnerConfirmation is the outcome of a live read of a pod's owner. */
-export type OwnerConfirmation = 'gone' | 'alive' | 'forbidden' | 'failed';
 
 export interface MetricsOptions {
   /** version is the product's version, for build_info. */

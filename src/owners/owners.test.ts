@@ -6,7 +6,7 @@ import type { PodMeta, WorkflowMeta } from '../kube/objects.ts';
 import { ApiError } from '../kube/errors.ts';
 import { recordingLogger } from '../log.ts';
 import { FakeClock } from '../queue/fake-clock.ts';
-import type { OwnerConfirmation } from '../metrics/metrics.ts';
+import type { OwnerConfirmation } from './owners.ts';
 import { NamespaceReadings } from '../namespaces/namespace-deletions.ts';
 
 const OWNER = { group: 'argoproj.io', version: 'v1alpha1', resource: 'workflows', kind: 'Workflow' };

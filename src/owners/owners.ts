@@ -22,7 +22,6 @@
 
 import type { OwnerResource } from '../config/settings.ts';
 import type { Logger } from '../log.ts';
-import type { OwnerConfirmation } from '../metrics/metrics.ts';
 import type { PodMeta } from '../kube/objects.ts';
 import type { OwnerState } from '../decide/decide.ts';
 import { isForbidden, isResourceNotServed } from '../kube/errors.ts';
@@ -30,6 +29,9 @@ import type { Clock } from '../queue/clock.ts';
 import { OwnerAvailability } from './availability.ts';
 import { OwnerResolver, type OwnerCache, type OwnerReader } from './resolver.ts';
 import { dooms, type NamespaceDeletions } from '../namespaces/namespace-deletions.ts';
+
+/** OwnerConfirmation is the outcome of a live read of a pod's owner. */
+export type OwnerConfirmation = 'gone' | 'alive' | 'forbidden' | 'failed';
 
 /** OwnerEvidenceHeld: an owner found missing while the owner resource is not served proves nothing yet. */
 export class OwnerEvidenceHeld extends Error {

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ApiError } from '../kube/errors.ts';
-import { ScriptedLister } from '../cache/scripted-lister.ts';
+import { ScriptedLister } from './scripted-lister.ts';
 import { PODS, type MetaList } from '../kube/metadata-api.ts';
 import type { MetaObject } from '../kube/objects.ts';
 import { silentLogger } from '../log.ts';
-import { LIST_PRIORITY, listAll } from './sweep-list.ts';
+import { LIST_PRIORITY, listAll } from './one-shot-list.ts';
 
 /** ScriptedApi is a scripted pods list. */
 class ScriptedApi extends ScriptedLister {

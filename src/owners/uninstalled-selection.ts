@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { KEYS } from '../config/keys.ts';
 import { DEFAULTS, type OwnerResource, type Settings } from '../config/settings.ts';
 import type { PodMeta } from '../kube/objects.ts';
-import { crdNameOf } from '../owners/crd-absence.ts';
+import { crdNameOf } from './crd-absence.ts';
 
 /** DIGEST_HEX_DIGITS: 64 bits of sha256, enough that no change to the pods goes unnoticed by chance. */
 const DIGEST_HEX_DIGITS = 16;

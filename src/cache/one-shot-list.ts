@@ -2,7 +2,7 @@
 // over as its page arrives, so that the sweep holds a page at a time and what it keeps of it.
 
 import pRetry from 'p-retry';
-import { listPages, type Lister } from '../cache/list-pages.ts';
+import { listPages, type Lister } from './list-pages.ts';
 import { ApiError, isRetryable, isTooManyRequests } from '../kube/errors.ts';
 import { retryAfterMs } from '../kube/retry-after.ts';
 import type { ResourceRef } from '../kube/metadata-api.ts';

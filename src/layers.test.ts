@@ -31,7 +31,7 @@ function layerOf(top: string): number | undefined {
 }
 
 /** topOf names a file's first path element under src/. */
-const topOf = (file: string): string => relative(SRC, file).split('/')[0];
+const topOf = (file: string): string => relative(SRC, file).split('/')[0] ?? '';
 
 function sources(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
@@ -52,7 +52,7 @@ test('every module of src/ imports only from its own layer or the layers below i
       continue;
     }
     for (const [, spec] of readFileSync(file, 'utf8').matchAll(/^(?:import|export)\b[^;]*?from '(\.{1,2}\/[^']+)'/gms)) {
-      const to = topOf(resolve(dirname(file), spec));
+      const to = topOf(resolve(dirname(file), spec ?? ''));
       if (BESIDE.has(to)) wrong.push(`${relative(SRC, file)} imports ${spec}: the product never imports src/${to}`);
       const toLayer = layerOf(to);
       if (toLayer !== undefined && toLayer > fromLayer) wrong.push(`${relative(SRC, file)} imports ${spec}, a layer above it`);

@@ -101,7 +101,7 @@ export async function runController(settings: Settings, configFile: WatchedConfi
     { version: VERSION, namespaces: settings.namespaces, finalizer: settings.finalizer, dryRun: settings.dryRun, metricsPort: metricsServer?.port ?? null, healthPort: healthServer?.port ?? null },
     'controller starting',
   );
-  stopWhenConfigChanges(configFile, settings, shutdown, metrics, logger);
+  stopWhenConfigChanges(configFile, settings, client, shutdown, metrics, logger);
   const caches = controller.runCaches(shutdown.stop);
   const pods = new MetadataApi(client, PODS);
   const otherInstances = new OtherInstances({ settings, list: (namespace, opts, signal) => pods.list(namespace, opts, signal), metrics, logger });
@@ -149,14 +149,26 @@ async function ownerSettingsAtStart(client: ApiClient, settings: Settings, logge
 /**
  * stopWhenConfigChanges begins a shutdown, as SIGTERM would, once the config file's text differs
  * from the text the settings were built from and would start (a change made while the controller
- * was starting counts too); an invalid one leaves it running (config-reload.ts).
+ * was starting counts too); an invalid one leaves it running (config-reload.ts), and so do owner
+ * settings that discovery refuses, which the restart would exit 2 on.
  */
-function stopWhenConfigChanges(configFile: WatchedConfig | null, settings: Settings, shutdown: Shutdown, metrics: Metrics, logger: Logger): void {
+function stopWhenConfigChanges(configFile: WatchedConfig | null, settings: Settings, client: ApiClient, shutdown: Shutdown, metrics: Metrics, logger: Logger): void {
   if (configFile === null) return;
-  const reload = new ConfigReload({ config: configFile, metrics, logger, restart: () => shutdown.begin(settings.shutdownTimeoutMs) });
-  const stopWatching = watchConfigFile(configFile.path, configFile.text, (text) => reload.changed(text));
+  const vet = async (next: Settings): Promise<Error | null> => {
+    if (sameOwner(next.owner, settings.owner)) return null;
+    try {
+      await proveAtStart(client, next.owner, shutdown.stop);
+      return null;
+    } catch (err) {
+      return err instanceof OwnerSettingsRefused ? err : null;
+    }
+  };
+  const reload = new ConfigReload({ config: configFile, metrics, logger, restart: () => shutdown.begin(settings.shutdownTimeoutMs), vet });
+  const stopWatching = watchConfigFile(configFile.path, configFile.text, (text) => void reload.changed(text));
   shutdown.stop.addEventListener('abort', stopWatching, { once: true });
 }
+
+const sameOwner = (a: Settings['owner'], b: Settings['owner']): boolean => a.group === b.group && a.version === b.version && a.resource === b.resource && a.kind === b.kind;
 
 async function leadAlone(controller: Controller, metrics: Metrics, shutdown: Shutdown): Promise<void> {
   metrics.setLeader(true);

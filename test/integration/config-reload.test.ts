@@ -57,3 +57,37 @@ test('a broken config file keeps the controller running, logged once and counted
   assert.match(p.stderr(), /"the config file changed: stopping, so that the container restarts with the new settings"/);
   assert.match(p.stderr(), /"controller stopped"/);
 });
+
+test('owner settings that discovery refuses keep the controller running, as the restart would exit 2 on them', { timeout: 120_000 }, async (t) => {
+  const ns = await newNamespace(t);
+  const dir = await mkdtemp(join(tmpdir(), 'config-reload-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const config = join(dir, 'finalizer-sweeper.yaml');
+  const replace = async (text: string) => {
+    await writeFile(join(dir, 'next'), text);
+    await rename(join(dir, 'next'), config);
+  };
+  await replace('podCleanupWorkers: 4\n');
+  const p = startCli(
+    ['controller', '--kubeconfig', kubeconfigPath, '--namespace', ns, '--config', config, '--leader-elect=false', '--dry-run',
+      '--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0', '--log-format', 'json'],
+    { timeoutMs: 110_000 },
+  );
+  t.after(() => p.child.kill('SIGKILL'));
+  const port = await metricsPortOf(p);
+  await cluster.waitFor(async () => sample(await scrape(port), 'finalizer_sweeper_config_last_reload_successful') === 1, 20_000, 'the reload gauge at 1');
+
+  // The file is valid; argoproj.io/v1alpha1 on this bed serves workflows only, so a start with
+  // it is refused (owner-settings.test.ts), and so is the reload.
+  await replace('ownerResource: cronworkflows\nownerKind: CronWorkflow\n');
+  const line = JSON.parse(await p.untilStderr((l) => l.includes(INVALID))) as { err: string };
+  await sleep(CONFIG_POLL_MS * 2 + 1_000);
+
+  assert.equal(p.child.exitCode, null, 'still running');
+  assert.match(line.err, /owner settings do not name/);
+  assert.equal(sample(await scrape(port), 'finalizer_sweeper_config_last_reload_successful'), 0);
+
+  await replace('podCleanupWorkers: 4\nownerResource: workflows\n');
+  const { code } = await p.result;
+  assert.equal(code, 0, 'a change that names the owner as discovery serves it restarts');
+});

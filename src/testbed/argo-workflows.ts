@@ -2,6 +2,7 @@
 // a template of its own so that a test can give one pod annotations of its own (its run time and
 // outcome for kwok, a held task result for the driver). Read by Argo, not by us: the shape is
 // Argo's Workflow spec.
+import { gunzipSync } from 'node:zlib';
 import { KWOK_ANNOTATIONS } from './kwok.ts';
 
 export interface BedWorkflowOptions {
@@ -44,6 +45,9 @@ export function bedWorkflow(o: BedWorkflowOptions): object {
 export interface BedNode {
   id: string;
   type: string;
+  /** The node's name, e.g. "wf.first(0:0)"; its template, e.g. "work". */
+  name?: string;
+  templateName?: string;
   phase?: string;
   message?: string;
   taskResultSynced?: boolean;
@@ -52,10 +56,24 @@ export interface BedNode {
 /** BedWorkflow is what the tests read of a Workflow as Argo stored it. */
 export interface BedWorkflow {
   metadata: { name: string; namespace: string; uid: string; labels?: Record<string, string> };
-  status?: { phase?: string; nodes?: Record<string, BedNode>; compressedNodes?: string; offloadNodeStatusVersion?: string };
+  status?: { phase?: string; message?: string; nodes?: Record<string, BedNode>; compressedNodes?: string; offloadNodeStatusVersion?: string };
 }
 
-/** podNodes lists a stored Workflow's Pod nodes (plain status.nodes only: the bed's Workflows are small). */
+/**
+ * nodesOf is a stored Workflow's node map, plain or compressed. Decoded here with zlib alone, not
+ * with the controller's decoder (src/argo/compressed-nodes.ts), so that the tests judge by Argo's
+ * record and not by our reading of it: Argo v4.0.5 writes only base64 of gzip
+ * (util/file/fileutil.go, CompressEncodeString), and reads compressedNodes only when no plain
+ * node is stored (workflow/packer/packer.go, DecompressWorkflow).
+ */
+export function nodesOf(wf: BedWorkflow): Record<string, BedNode> {
+  const s = wf.status;
+  if (s?.nodes !== undefined && Object.keys(s.nodes).length > 0) return s.nodes;
+  if (s?.compressedNodes) return JSON.parse(gunzipSync(Buffer.from(s.compressedNodes, 'base64')).toString('utf8')) as Record<string, BedNode>;
+  return {};
+}
+
+/** podNodes lists a stored Workflow's Pod nodes, plain or compressed. */
 export function podNodes(wf: BedWorkflow): BedNode[] {
-  return Object.values(wf.status?.nodes ?? {}).filter((n) => n.type === 'Pod');
+  return Object.values(nodesOf(wf)).filter((n) => n.type === 'Pod');
 }

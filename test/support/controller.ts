@@ -62,6 +62,8 @@ export async function startController(kubeconfig: string, settings: Partial<Sett
 export interface Removal {
   pod: string;
   reason: string;
+  /** evidence is what proved it (src/decide/decide.ts, Evidence): owner, namespace, pod-label, workflow-label, node-status, clock. */
+  evidence: string;
   level: LogRecord['level'];
   /** time is when it was logged, in ms since the epoch (after the patch succeeded). */
   time: number;
@@ -71,7 +73,7 @@ export interface Removal {
 export function removals(records: readonly LogRecord[]): Removal[] {
   return records
     .filter((r) => r.msg.startsWith('finalizer removed') && typeof r.pod === 'string')
-    .map((r) => ({ pod: r.pod as string, reason: String(r.reason), level: r.level, time: Date.parse(String(r.time)) }));
+    .map((r) => ({ pod: r.pod as string, reason: String(r.reason), evidence: String(r.evidence), level: r.level, time: Date.parse(String(r.time)) }));
 }
 
 /** resyncs counts the resync passes logged so far. */

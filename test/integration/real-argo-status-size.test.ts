@@ -136,13 +136,13 @@ test('a Workflow Argo compresses: its pods are freed on the compressed record, n
   // the compressed map, frees the held pods here.
   const until = Date.now() + 5_000;
   while (Date.now() < until) {
+    for (const p of held) assert.ok(holdsArgos(await cluster.getPod(ns, p.metadata.name)), `${p.metadata.name} lost Argo's finalizer while its task result was withheld`);
     const wf = await getWorkflow(ns, 'wf');
     assert.ok(wf.status?.compressedNodes, 'Argo did not compress the node status');
     assert.equal(Object.keys(wf.status?.nodes ?? {}).length, 0, 'plain nodes stored beside compressed ones');
     assert.equal(wf.status?.phase, 'Running');
     const unsynced = podNodes(wf).filter((n) => n.taskResultSynced !== true);
     assert.equal(unsynced.length, 2, 'two nodes wait for their task result');
-    for (const p of held) assert.ok(holdsArgos(await cluster.getPod(ns, p.metadata.name)), `${p.metadata.name} lost Argo's finalizer while its task result was withheld`);
     await new Promise((r) => setTimeout(r, 250));
   }
   const early = removals(c.records).filter((r) => r.pod.startsWith(`${ns}/`));

@@ -3,9 +3,8 @@
 // the finalizer-sweeper image itself, built from deploy/Dockerfile as users build it, with only
 // the base-image arguments changed.
 import { execFile, spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { createHash, X509Certificate } from 'node:crypto';
+import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { rootCertificates } from 'node:tls';
 import { promisify } from 'node:util';
@@ -53,29 +52,21 @@ function imageTag(flavour: Flavour): string {
 /**
  * buildImage builds deploy/Dockerfile from the repository root with the local bases, as
  * `docker build -f deploy/Dockerfile --build-arg BUILD_IMAGE=... --build-arg RUNTIME_IMAGE=... .`,
- * passing this machine's npm registry settings to `npm ci` as the npmrc secret. Podman's layer
- * cache makes a rebuild with unchanged inputs take seconds.
+ * passing this machine's npm registry settings to `npm ci` as the NPMRC build argument. Podman's
+ * layer cache makes a rebuild with unchanged inputs take seconds.
  */
 export async function buildImage(podman: Podman, bases: BaseImages, flavour: Flavour): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'finalizer-sweeper-npmrc-'));
-  try {
-    const npmrc = join(dir, 'npmrc');
-    await writeFile(npmrc, await hostNpmrc(), { mode: 0o600 });
-    const tag = imageTag(flavour);
-    const previous = await podman.imageId(tag);
-    await podman.build({
-      file: join(REPO, 'deploy', 'Dockerfile'),
-      context: REPO,
-      tag,
-      buildArgs: { BUILD_IMAGE: bases.slim, RUNTIME_IMAGE: bases[flavour] },
-      secrets: { npmrc },
-    });
-    // The build the tag pointed at before would otherwise stay in the store, untagged, each run.
-    if (previous !== null && previous !== (await podman.imageId(tag))) await podman.removeImageIfUnused(previous);
-    return tag;
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
+  const tag = imageTag(flavour);
+  const previous = await podman.imageId(tag);
+  await podman.build({
+    file: join(REPO, 'deploy', 'Dockerfile'),
+    context: REPO,
+    tag,
+    buildArgs: { BUILD_IMAGE: bases.slim, RUNTIME_IMAGE: bases[flavour], NPMRC: await hostNpmrc() },
+  });
+  // The build the tag pointed at before would otherwise stay in the store, untagged, each run.
+  if (previous !== null && previous !== (await podman.imageId(tag))) await podman.removeImageIfUnused(previous);
+  return tag;
 }
 
 /**
@@ -91,9 +82,12 @@ async function nodeVersionForImages(): Promise<string> {
 
 /**
  * hostNpmrc is this machine's npm settings that npm ci inside the build needs too: the registry,
- * its proxies, and the CAs npm trusts, inlined since the container cannot read the host's files.
- * The CAs are npm's cafile if set; else, with NODE_EXTRA_CA_CERTS (here a TLS-intercepting
- * proxy's CA), Node's own roots plus those, as Node itself trusts them.
+ * its proxies, and the CAs, inlined since the container cannot read the host's files. The CAs are
+ * those of npm's cafile, else of NODE_EXTRA_CA_CERTS, that Node's own roots lack (here a
+ * TLS-intercepting egress proxy's and a private registry's), and only those: npm's `ca` replaces
+ * the roots it trusts, which is right where such a proxy signs everything, and the whole bundle
+ * (220 kB here) would not fit in one build argument, which the kernel caps at 128 kB
+ * (MAX_ARG_STRLEN).
  */
 async function hostNpmrc(): Promise<string> {
   const { stdout } = await exec('npm', ['config', 'list', '--json']);
@@ -106,12 +100,16 @@ async function hostNpmrc(): Promise<string> {
   }
   const cafile = config['cafile'];
   const extra = process.env['NODE_EXTRA_CA_CERTS'];
-  let cas: string[] = [];
-  if (typeof cafile === 'string' && cafile !== '') cas = await certificates(cafile);
-  else if (extra) cas = [...rootCertificates, ...(await certificates(extra))];
+  const file = typeof cafile === 'string' && cafile !== '' ? cafile : extra;
+  const roots = new Set(rootCertificates.map(fingerprint));
+  const cas = file ? (await certificates(file)).filter((pem) => !roots.has(fingerprint(pem))) : [];
   // npm's ini format takes a PEM on one line, its newlines written as \n.
   lines.push(...cas.map((pem) => `ca[]="${pem.trim().replace(/\r?\n/g, '\\n')}"`));
   return `${lines.join('\n')}\n`;
+}
+
+function fingerprint(pem: string): string {
+  return new X509Certificate(pem).fingerprint256;
 }
 
 async function certificates(file: string): Promise<string[]> {

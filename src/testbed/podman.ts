@@ -10,13 +10,12 @@ const exec = promisify(execFile);
 /** PACKAGES are the Debian packages the image test needs: the engine, its runtime, and debootstrap for the bases. */
 export const PACKAGES = ['podman', 'runc', 'debootstrap'];
 
-/** BuildOptions are `podman build`'s inputs; secrets map an id to a file (RUN --mount=type=secret). */
+/** BuildOptions are `podman build`'s inputs. */
 export interface BuildOptions {
   file: string;
   context: string;
   tag: string;
   buildArgs: Record<string, string>;
-  secrets: Record<string, string>;
 }
 
 /** RunOptions describe a detached container; mounts are read-only bind mounts, host path to container path. */
@@ -113,12 +112,16 @@ export class Podman {
     return { user: config.User ?? '', entrypoint: config.Entrypoint ?? [], cmd: config.Cmd ?? [] };
   }
 
+  /** imageHistory is what made each of the image's layers, newest first, as `podman history` shows it. */
+  async imageHistory(tag: string): Promise<string[]> {
+    return (await this.#ok(['history', '--no-trunc', '--format', '{{.CreatedBy}}', tag])).trim().split('\n');
+  }
+
   /** build runs `podman build` with the host's network (the build stage runs npm ci); output goes to onOutput. */
   async build(o: BuildOptions, onOutput: (chunk: string) => void = () => {}): Promise<void> {
     const args = [
       'build', '--network', 'host', ...this.#ulimits, '-f', o.file, '-t', o.tag,
       ...Object.entries(o.buildArgs).flatMap(([k, v]) => ['--build-arg', `${k}=${v}`]),
-      ...Object.entries(o.secrets).flatMap(([id, src]) => ['--secret', `id=${id},src=${src}`]),
       o.context,
     ];
     const { code, stdout, stderr } = await this.#run(args, onOutput);

@@ -2,7 +2,8 @@
 // 65532, a read-only root filesystem with no writable mount at all, every capability dropped, no
 // privilege escalation, and in-cluster credentials (KUBERNETES_SERVICE_HOST/PORT and a service
 // account's token, CA and namespace mounted where the kubelet puts them), against the shared
-// control plane. Both final stages are built and run: distroless (the default) and Debian slim.
+// control plane; and under an arbitrary UID with GID 0, as OpenShift's restricted-v2 SCC runs it.
+// Both final stages are built and run: distroless (the default) and Debian slim.
 // The base images are local stand-ins built from Debian's mirror and the npm registry
 // (src/testbed/images.ts), since no container registry is reachable here.
 //
@@ -27,6 +28,8 @@ const { cluster, kubeconfigPath, newNamespace } = useTestCluster();
 /** LONG bounds every wait: far above what any step needs, so that only a real failure trips it. */
 const LONG = 90_000;
 const UID = 65532;
+/** ASSIGNED is a UID from the kind of range OpenShift allocates a namespace, with GID 0, as restricted-v2 runs a pod without runAsUser. */
+const ASSIGNED = '1000680000:0';
 const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
 /** SECURITY is the Deployments' securityContext in podman's words (runAsUser/runAsGroup go in --user). */
 const SECURITY = ['--read-only', '--read-only-tmpfs=false', '--cap-drop', 'all', '--security-opt', 'no-new-privileges'];
@@ -155,6 +158,43 @@ for (const flavour of FLAVOURS) {
     assert.deepEqual(logLines(output).filter((l) => l.level === 'error' || l.level === 'fatal'), []);
     assert.doesNotMatch(output, /EROFS|read-only file system|EACCES/i);
   });
+
+  test(`the ${flavour} image holds nothing of the npm settings handed to its build`, { skip }, async (t) => {
+    const tag = await image(t, flavour);
+
+    // The NPMRC build argument is used in the build stage alone, whose history the image does not carry.
+    const history = await podman().imageHistory(tag);
+    assert.ok(history.some((line) => line.includes('dist')), history.join('\n'));
+    assert.deepEqual(history.filter((line) => /npmrc|registry=|BEGIN CERTIFICATE/i.test(line)), []);
+  });
+
+  test(`the ${flavour} image runs under any UID with GID 0, as OpenShift assigns them: every file of /app readable, ready in-cluster, exits 0 on SIGTERM`, { skip }, async (t) => {
+    const tag = await image(t, flavour);
+    const unreadable = `
+      import { accessSync, constants, readdirSync } from 'node:fs';
+      const files = readdirSync('/app', { recursive: true }).map((f) => '/app/' + f);
+      console.log(JSON.stringify(files.filter((f) => { try { accessSync(f, constants.R_OK); return false; } catch { return true; } })));`;
+    const found = await podman().runOnce(tag, ['--entrypoint', 'node', '--user', ASSIGNED, ...SECURITY], ['--input-type=module', '-e', unreadable]);
+    assert.deepEqual(JSON.parse(found), []);
+
+    const ns = await newNamespace(t);
+    const healthPort = await freePort();
+    const container = await runInCluster(t, tag, ns, [
+      'controller', '--namespace', ns, '--leader-elect', '--leader-election-namespace', ns,
+      '--metrics-bind-address', '0', '--health-probe-bind-address', `127.0.0.1:${healthPort}`, '--log-format', 'json',
+    ], ASSIGNED);
+    await cluster.waitFor(async () => (await get(healthPort, '/readyz')).status === 200, LONG, '/readyz to answer 200').catch(async (err: unknown) => {
+      throw new Error(`${String(err)}\nthe container's last output:\n${(await container.logs()).slice(-4000)}`);
+    });
+    const status = await readFile(`/proc/${await container.pid()}/status`, 'utf8');
+    const [uid, gid] = ASSIGNED.split(':');
+    assert.deepEqual(pick(status, ['Uid', 'Gid']), { Uid: Array(4).fill(uid).join(' '), Gid: Array(4).fill(gid).join(' ') });
+
+    assert.equal(await container.stop(30), 0);
+    const output = await container.logs();
+    assert.deepEqual(logLines(output).filter((l) => l.level === 'error' || l.level === 'fatal'), []);
+    assert.doesNotMatch(output, /EROFS|read-only file system|EACCES|uv_os_homedir/i);
+  });
 }
 
 /**
@@ -163,7 +203,7 @@ for (const flavour of FLAVOURS) {
  * folder. The token is one of the test bed's service-account identities, so API Priority and
  * Fairness treats the container as the service account it would be in a cluster.
  */
-async function runInCluster(t: TestContext, tag: string, namespace: string, args: string[]): Promise<Container> {
+async function runInCluster(t: TestContext, tag: string, namespace: string, args: string[], user = `${UID}:${UID}`): Promise<Container> {
   const identity = Cluster.fromKubeconfig(kubeconfigPath, contextOf(SERVICE_ACCOUNTS[0]));
   const { server, token, caData } = identity.client.connection;
   identity.close();
@@ -181,7 +221,7 @@ async function runInCluster(t: TestContext, tag: string, namespace: string, args
     image: tag,
     name: `finalizer-sweeper-image-test-${namespace}`,
     args,
-    user: `${UID}:${UID}`,
+    user,
     env: { KUBERNETES_SERVICE_HOST: url.hostname, KUBERNETES_SERVICE_PORT: url.port },
     mounts: { [dir]: SERVICE_ACCOUNT_DIR },
     flags: SECURITY,

@@ -106,6 +106,7 @@ test('deploy/standalone renders its namespace, the RBAC, the config, a two-repli
     'ConfigMap/finalizer-sweeper/finalizer-sweeper-config-*',
     'Deployment/finalizer-sweeper/finalizer-sweeper',
     'Namespace/finalizer-sweeper',
+    'PodDisruptionBudget/finalizer-sweeper/finalizer-sweeper',
     'Role/finalizer-sweeper/finalizer-sweeper-leader-election',
     'RoleBinding/finalizer-sweeper/finalizer-sweeper-leader-election',
     'Service/finalizer-sweeper/finalizer-sweeper-metrics',
@@ -120,6 +121,7 @@ test('deploy/namespaced renders only objects in its namespace, so applying it ne
   assert.deepEqual(summary(objects), [
     'ConfigMap/argo/finalizer-sweeper-config-*',
     'Deployment/argo/finalizer-sweeper',
+    'PodDisruptionBudget/argo/finalizer-sweeper',
     'Role/argo/finalizer-sweeper',
     'Role/argo/finalizer-sweeper-leader-election',
     'RoleBinding/argo/finalizer-sweeper',
@@ -127,6 +129,23 @@ test('deploy/namespaced renders only objects in its namespace, so applying it ne
     'Service/argo/finalizer-sweeper-metrics',
     'ServiceAccount/argo/finalizer-sweeper',
   ]);
+});
+
+test('the standalone PodDisruptionBudget selects exactly the Deployment\'s pods and lets one of its two replicas go at a time', async () => {
+  for (const flavour of ['standalone', 'namespaced'] as const) {
+    const { objects } = await render(FLAVOURS[flavour]);
+    const owner = deployment(objects, 'finalizer-sweeper') as Deployment & { spec: { selector: { matchLabels: Record<string, string> }; template: { metadata: { labels: Record<string, string> } } } };
+    const pdb = find(objects, 'PodDisruptionBudget', 'finalizer-sweeper') as KubeObject & {
+      spec: { maxUnavailable?: number; minAvailable?: number; unhealthyPodEvictionPolicy?: string; selector: { matchLabels: Record<string, string> } };
+    };
+
+    assert.equal(pdb.metadata.namespace, owner.metadata.namespace, flavour);
+    assert.deepEqual(pdb.spec.selector, owner.spec.selector, `${flavour}: the Deployment's own selector, so its pods and no others`);
+    for (const [key, value] of Object.entries(pdb.spec.selector.matchLabels)) assert.equal(owner.spec.template.metadata.labels[key], value, `${flavour}: pod label ${key}`);
+    // docs: deploy/standalone/poddisruptionbudget.yaml says why maxUnavailable and not minAvailable.
+    assert.deepEqual(pick(pdb.spec, ['maxUnavailable', 'minAvailable', 'unhealthyPodEvictionPolicy']), { maxUnavailable: 1, minAvailable: undefined, unhealthyPodEvictionPolicy: 'AlwaysAllow' }, flavour);
+    assert.ok((owner.spec.replicas ?? 1) > (pdb.spec.maxUnavailable ?? 0), `${flavour}: one replica stays while another is evicted`);
+  }
 });
 
 test('the namespaced Role has the same rules as the standalone ClusterRole', async () => {

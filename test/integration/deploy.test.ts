@@ -23,6 +23,7 @@ import { loadWorkflowCrd } from '../../src/testbed/crds.ts';
 import { newPod, newWorkflow } from '../../src/testbed/fixtures.ts';
 import { startPrometheus } from '../support/prometheus.ts';
 import { runCli } from '../support/cli.ts';
+import { restrictedV2Violations, type PodSpecLike } from '../support/restricted-v2.ts';
 import type { PodReport } from '../../src/explain/pod-report.ts';
 import type { NamespaceReport } from '../../src/explain/namespace-report.ts';
 
@@ -295,6 +296,95 @@ test('every flavour runs our container non-root, read-only, unprivileged, withou
       flavour,
     );
   }
+});
+
+// --- OpenShift: the restricted-v2 SCC -------------------------------------------------------
+
+/** OPENSHIFT is the component that leaves runAsUser and runAsGroup to the SCC. */
+const OPENSHIFT = 'deploy/components/openshift';
+
+/** withoutFixedIds is a container's securityContext less runAsUser and runAsGroup, as on OpenShift. */
+function withoutFixedIds(c: Container): Record<string, unknown> {
+  const { runAsUser, runAsGroup, ...rest } = c.securityContext ?? {};
+  assert.equal(runAsUser, 65532);
+  assert.equal(runAsGroup, 65532);
+  return rest;
+}
+
+test('without the openshift component, restricted-v2 refuses every flavour\'s pod for our fixed UID alone', async () => {
+  for (const flavour of ALL_FLAVOURS) {
+    const spec = podOwner((await render(FLAVOURS[flavour])).objects).spec.template.spec as unknown as PodSpecLike;
+
+    assert.deepEqual(restrictedV2Violations(spec), [`container ${CONTAINER}: runAsUser 65532 is fixed, but the SCC allows only the namespace's`], flavour);
+  }
+});
+
+for (const flavour of ALL_FLAVOURS) {
+  test(`${FLAVOURS[flavour]} with the openshift component: a pod restricted-v2 admits, our container as before less runAsUser and runAsGroup, accepted by the API server`, async () => {
+    const standard = podOwner((await render(FLAVOURS[flavour])).objects);
+    const rendered = await renderWith({ resources: [FLAVOURS[flavour]], components: [OPENSHIFT] });
+    const owner = podOwner(rendered.objects);
+
+    assert.deepEqual(restrictedV2Violations(owner.spec.template.spec as unknown as PodSpecLike), []);
+    assert.deepEqual(ourContainer(owner).securityContext, withoutFixedIds(ourContainer(standard)));
+    assert.deepEqual({ ...owner.spec.template.spec, containers: [] }, { ...standard.spec.template.spec, containers: [] }, 'nothing else of the pod changes');
+    assert.deepEqual(owner.spec.template.spec.containers.map((c) => c.name), standard.spec.template.spec.containers.map((c) => c.name));
+    await ensureNamespaces(rendered.objects);
+    const applied = await kubectl(['apply', '--dry-run=server', '-f', '-'], rendered.yaml);
+    assert.equal(applied.stdout.trim().split('\n').length, rendered.objects.length, applied.stdout);
+  });
+}
+
+test('the openshift component listed before deploy/sidecar fails the build, naming where it looked for our container', async () => {
+  const failed = await renderWith({ namespace: 'argo', resources: ['test/fixtures/argo/namespace-install'], components: [OPENSHIFT, 'deploy/sidecar'] }).then(
+    () => null,
+    (err: unknown) => String(err),
+  );
+
+  assert.match(failed ?? 'it rendered', /test operation does not apply.*containers\/1\/name/);
+});
+
+/** openShiftCommand is a command of docs/operations.md's OpenShift section that starts with `start`. */
+async function openShiftCommand(start: string): Promise<string> {
+  const docs = await readFile(join(REPO, 'docs/operations.md'), 'utf8');
+  const section = /\n### OpenShift\n([\s\S]*?)\n### /.exec(docs)?.[1] ?? '';
+  const command = section.split('\n').map((l) => l.trim()).find((l) => l.startsWith(start));
+  assert.ok(command, `docs/operations.md's OpenShift section gives a command starting ${start}`);
+  return command;
+}
+
+test('on OpenShift, the patch route as docs/operations.md gives it: Argo\'s Deployment with our container after Argo\'s, admitted by restricted-v2, and the same as the plain patch but for runAsUser and runAsGroup', async (t) => {
+  const argo = await render('test/fixtures/argo/base/workflow-controller');
+  const argoObjects = argo.objects.map((o) => (o.kind === 'PriorityClass' ? o : { ...o, metadata: { ...o.metadata, namespace: 'argo' } }));
+  await applyUntilTestEnds(t, { yaml: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: argoObjects }), objects: argoObjects });
+  t.after(() => kubectl(['delete', '--ignore-not-found', '-k', join(REPO, 'deploy/sidecar-patch')]));
+  const shell = (command: string) => run('bash', ['-c', `cd ${JSON.stringify(REPO)} && ${command}`], undefined, { KUBECONFIG: plane.kubeconfigPath });
+
+  await shell(await openShiftCommand('kubectl apply -k deploy/sidecar-patch'));
+  await shell(await openShiftCommand('kubectl -n argo patch deployment workflow-controller'));
+
+  const live = JSON.parse((await kubectl(['-n', 'argo', 'get', 'deployment', 'workflow-controller', '-o', 'json'])).stdout) as Deployment;
+  assert.deepEqual(live.spec.template.spec.containers.map((c) => c.name), ['workflow-controller', CONTAINER]);
+  assert.deepEqual(restrictedV2Violations(live.spec.template.spec as unknown as PodSpecLike), []);
+  const patch = loadAll(await readFile(join(REPO, 'deploy/sidecar-patch/workflow-controller.yaml'), 'utf8'))[0] as Deployment;
+  assert.deepEqual(ourContainer(live).securityContext, withoutFixedIds(ourContainer(patch)));
+  assert.deepEqual(ourContainer(live).args, ourContainer(patch).args);
+});
+
+test('on OpenShift, the Helm values as docs/operations.md makes them: our container admitted by restricted-v2, the rest of the values unchanged', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'finalizer-sweeper-openshift-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const command = await openShiftCommand('grep -vE');
+
+  await run('bash', ['-c', `cd ${JSON.stringify(REPO)} && ${command.replace('> argo-workflows-values-openshift.yaml', `> ${JSON.stringify(join(dir, 'values.yaml'))}`)}`]);
+
+  const values = load(await readFile(join(dir, 'values.yaml'), 'utf8')) as HelmValues;
+  const standard = await helmValues();
+  const spec = { containers: values.controller.extraContainers, volumes: values.controller.volumes } as unknown as PodSpecLike;
+  assert.deepEqual(restrictedV2Violations(spec), []);
+  assert.deepEqual(values.controller.extraContainers.map((c) => c.securityContext), standard.controller.extraContainers.map((c) => withoutFixedIds(c)));
+  const sameOtherwise = (v: HelmValues) => ({ ...v, controller: { ...v.controller, extraContainers: v.controller.extraContainers.map((c) => ({ ...c, securityContext: null })) } });
+  assert.deepEqual(sameOtherwise(values), sameOtherwise(standard));
 });
 
 test('each flavour\'s flags, environment and config file load into the intended settings', async () => {

@@ -78,8 +78,23 @@ function kubeconfigFiles(input: CredentialsInput, env: Readonly<Record<string, s
   if (input.kubeconfig !== null) return [input.kubeconfig];
   const list = env['KUBECONFIG'];
   if (list) return list.split(delimiter).filter((f) => f !== '' && existsSync(f));
-  const home = join(input.home ?? homedir(), '.kube', 'config');
+  const dir = input.home ?? homeOf();
+  if (dir === null) return [];
+  const home = join(dir, '.kube', 'config');
   return existsSync(home) ? [home] : [];
+}
+
+/**
+ * homeOf: the user's home folder, or null where there is none. os.homedir() throws when HOME is
+ * unset and the UID has no passwd entry, as under OpenShift's arbitrary UIDs in a runtime that
+ * leaves HOME out; in a pod the in-cluster credentials are the way then, not a crash.
+ */
+function homeOf(): string | null {
+  try {
+    return homedir();
+  } catch {
+    return null;
+  }
 }
 
 /** merge reads the files with kubectl's rule: the first file to define a name (or current-context) wins. */

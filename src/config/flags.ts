@@ -37,6 +37,16 @@ export function defineExplainOptions<T>(yargs: Argv<T>): Argv<T> {
   return defineOptions(yargs, 'explain');
 }
 
+/**
+ * defineStatusOptions registers the `status` command's flags: the cluster, the log and the output.
+ * No --config: the settings status reports are the install's, read from the cluster.
+ */
+export function defineStatusOptions<T>(yargs: Argv<T>): Argv<T> {
+  const options: Record<string, Options> = {};
+  for (const spec of KEYS.filter((s) => s.commands.includes('status'))) options[spec.flag] = option(spec);
+  return yargs.options(options) as unknown as Argv<T>;
+}
+
 function option(spec: SettingSpec): Options {
   const shown = spec.show(DEFAULTS);
   return {

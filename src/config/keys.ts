@@ -24,7 +24,7 @@ import {
 } from './values.ts';
 
 /** Command is the subcommand whose settings are being loaded. */
-export type Command = 'controller' | 'sweep' | 'explain';
+export type Command = 'controller' | 'sweep' | 'explain' | 'status';
 
 /** ENV_PREFIX starts every environment variable: FINALIZER_SWEEPER_POD_CLEANUP_WORKERS. */
 export const ENV_PREFIX = 'FINALIZER_SWEEPER_';
@@ -89,7 +89,9 @@ const BOTH: readonly Command[] = ['controller', 'sweep'];
 const ALL: readonly Command[] = ['controller', 'sweep', 'explain'];
 const CONTROLLER: readonly Command[] = ['controller'];
 const SWEEP: readonly Command[] = ['sweep'];
-const REPORTS: readonly Command[] = ['sweep', 'explain'];
+/** EVERY: how to reach the cluster and log, which `status` takes too; the install's own settings it reads from the cluster. */
+const EVERY: readonly Command[] = [...ALL, 'status'];
+const REPORTS: readonly Command[] = ['sweep', 'explain', 'status'];
 
 const showDuration = (ms: number | null): string => (ms === null ? '' : formatDuration(ms));
 const checked = (allowed: string, problem: (s: string) => string | null): Parser<string> => text(allowed, problem);
@@ -110,12 +112,12 @@ function bindAddressProblem(address: string): string | null {
 /** KEYS lists every setting in the order help, docs and describeSettings show them. */
 export const KEYS: readonly SettingSpec[] = [
   define({
-    key: 'kubeconfig', commands: ALL, group: 'Cluster access:', unset: 'the standard kubeconfig search, then in-cluster',
+    key: 'kubeconfig', commands: EVERY, group: 'Cluster access:', unset: 'the standard kubeconfig search, then in-cluster',
     describe: 'Path of the kubeconfig file.',
     parse: nullable(checked('a file path', nonEmpty)), get: (s) => s.kubeconfig, set: (s, v) => { s.kubeconfig = v; },
   }),
   define({
-    key: 'context', commands: ALL, group: 'Cluster access:', unset: "the kubeconfig's current context",
+    key: 'context', commands: EVERY, group: 'Cluster access:', unset: "the kubeconfig's current context",
     describe: 'Kubeconfig context to use.',
     parse: nullable(checked('a context name', nonEmpty)), get: (s) => s.context, set: (s, v) => { s.context = v; },
   }),
@@ -274,12 +276,12 @@ export const KEYS: readonly SettingSpec[] = [
     parse: requiredDuration, get: (s) => s.retryPeriodMs, set: (s, v) => { s.retryPeriodMs = v; }, show: showDuration,
   }),
   define({
-    key: 'logLevel', commands: ALL, group: 'Logging:',
+    key: 'logLevel', commands: EVERY, group: 'Logging:',
     describe: 'Least severe level logged.',
     parse: oneOf(['debug', 'info', 'warn', 'error'] as const), get: (s) => s.logLevel, set: (s, v) => { s.logLevel = v; },
   }),
   define({
-    key: 'logFormat', commands: ALL, group: 'Logging:',
+    key: 'logFormat', commands: EVERY, group: 'Logging:',
     describe: 'Log format on stderr: json (one object per line) or text (for people).',
     parse: oneOf(['json', 'text'] as const), get: (s) => s.logFormat, set: (s, v) => { s.logFormat = v; },
   }),

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { describe, test } from 'node:test';
 import yargs from 'yargs';
-import { defineControllerOptions, defineExplainOptions, defineSweepOptions } from './flags.ts';
+import { defineControllerOptions, defineExplainOptions, defineStatusOptions, defineSweepOptions } from './flags.ts';
 import { CONFIG_KEY, ENV_PREFIX, KEYS } from './keys.ts';
 
 const DOC = new URL('../../docs/configuration.md', import.meta.url);
@@ -41,6 +41,7 @@ function expectedRows(): Map<string, string[]> {
     ['controller', registered((y) => defineControllerOptions(y))],
     ['sweep', registered((y) => defineSweepOptions(y))],
     ['explain', registered((y) => defineExplainOptions(y))],
+    ['status', registered((y) => defineStatusOptions(y))],
   ] as const;
   const rows = new Map<string, string[]>();
   for (const [, options] of commands) {
@@ -61,9 +62,9 @@ function expectedRows(): Map<string, string[]> {
   return rows;
 }
 
-/** commandCell is the doc's "command" cell: `all`, `both` (controller and sweep), else the commands by name. */
+/** commandCell is the doc's "command" cell: `all` (controller, sweep and explain; `all, status` with status), `both` (controller and sweep), else the commands by name. */
 function commandCell(takenBy: readonly string[]): string {
-  if (takenBy.length === 3) return 'all';
+  if (['controller', 'sweep', 'explain'].every((c) => takenBy.includes(c))) return takenBy.includes('status') ? 'all, status' : 'all';
   if (takenBy.length === 2 && takenBy.includes('controller') && takenBy.includes('sweep')) return 'both';
   return takenBy.join(', ');
 }

@@ -53,6 +53,8 @@ export interface RequestOptions {
    * resolves to undefined. For writes whose answer nobody reads: the watch brings the new object.
    */
   unread?: boolean;
+  /** text: a 2xx answer resolves to its body as text, unparsed (a pod's /metrics through the API server's proxy). */
+  text?: boolean;
   /** subject: the one object the request is about; only a 404 naming it reads as "not found" (errors.ts). */
   subject?: Subject;
   /** onOpen: for a watch, called once its answer opens with 2xx, before any event arrives. */
@@ -126,6 +128,7 @@ export class ApiClient {
           if (opts.unread === true && ok(res)) return (await this.#drain(res)) as T;
           const text = await this.#readText(res);
           if (!ok(res)) throw errorOf(res, text, opts.subject);
+          if (opts.text === true) return text as T;
           return (text.length === 0 ? undefined : JSON.parse(text)) as T;
         } catch (err) {
           this.#refused(verb, err);

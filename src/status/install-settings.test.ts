@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { FoundInstall } from './find-installs.ts';
+import type { FoundInstall, Volume } from './find-installs.ts';
 import { configSource, containerEnv, launchOf, settingsOf } from './install-settings.ts';
 
 const MOUNTS = [{ name: 'finalizer-sweeper-config', mountPath: '/etc/finalizer-sweeper' }];
-const VOLUMES = [{ name: 'finalizer-sweeper-config', configMap: { name: 'finalizer-sweeper-config' } }];
+const VOLUMES: Volume[] = [{ name: 'finalizer-sweeper-config', configMap: { name: 'finalizer-sweeper-config' } }];
 
 function install(o: Partial<FoundInstall['container']> = {}, volumes = VOLUMES): FoundInstall {
   return {

@@ -32,7 +32,7 @@ function install(r: InstallReport, paint: Paint): string[] {
   if (r.selection !== null) {
     const s = r.selection;
     const left = Object.entries(s.leftOut).map(([id, n]) => `${id}: ${n}`).join(', ');
-    lines.push(`selector: ${s.selector} (instance ID ${s.instanceId ?? 'none'}); selects ${s.selected >= s.limit ? `${s.limit} or more` : s.selected} workflow pods${left === '' ? '' : `; leaves out by instance ID ${left}`}`);
+    lines.push(`selector: ${s.selector} (instance ID ${s.instanceId ?? 'none'}); selects ${s.selected >= s.limit ? `${s.limit} or more` : s.selected} workflow pod${s.selected === 1 ? '' : 's'}${left === '' ? '' : `; leaves out by instance ID ${left}`}`);
   }
   if (r.metrics !== null) {
     const m = r.metrics;

@@ -26,6 +26,7 @@ import { runCli } from '../support/cli.ts';
 import { restrictedV2Violations, type PodSpecLike } from '../support/restricted-v2.ts';
 import type { PodReport } from '../../src/explain/pod-report.ts';
 import type { NamespaceReport } from '../../src/explain/namespace-report.ts';
+import type { StatusReport } from '../../src/status/status-report.ts';
 
 const REPO = join(import.meta.dirname, '..', '..');
 const FLAVOURS = {
@@ -798,6 +799,42 @@ test('deploy/operator-rbac lets an operator run explain pod and explain namespac
   const nsReport = JSON.parse(namespace.stdout) as NamespaceReport;
   assert.deepEqual(nsReport.unchecked, [], 'every read explain namespace makes is granted');
   assert.equal(nsReport.pods.terminatingWithFinalizers, 1);
+});
+
+test('deploy/operator-rbac lets an operator run status with every read it makes: the Deployments, the ConfigMap, the pods, the Lease, the Events and the metrics Service\'s proxy', async (t) => {
+  const { yaml } = await render('deploy/operator-rbac');
+  await kubectl(['apply', '-f', '-'], yaml);
+  t.after(() => kubectl(['delete', '--ignore-not-found', '-f', '-'], yaml));
+  const rendered = await render(FLAVOURS.namespaced);
+  const namespace = podOwner(rendered.objects).metadata.namespace ?? '';
+  await applyUntilTestEnds(t, rendered);
+  const ns = `oncall-${randomBytes(3).toString('hex')}`;
+  await kubectl(['create', 'namespace', ns]);
+  t.after(() => kubectl(['delete', 'namespace', ns, '--wait=false']));
+  await kubectl(['-n', ns, 'create', 'serviceaccount', 'oncall']);
+  const operator = await serviceAccountKubeconfig(t, ns, 'oncall');
+  const status = () => runCli(['status', namespace, '--kubeconfig', operator, '--output', 'json', '--log-level', 'warn']);
+
+  const unbound = await status();
+  assert.equal(unbound.code, 3, `without the role, no Deployment can be listed: ${unbound.stderr}`);
+
+  await kubectl(['create', 'clusterrolebinding', `${ns}-oncall`, '--clusterrole=finalizer-sweeper-explain', `--serviceaccount=${ns}:oncall`]);
+  t.after(() => kubectl(['delete', 'clusterrolebinding', `${ns}-oncall`, '--ignore-not-found']));
+  const cluster = new Cluster({ server: plane.server, caData: plane.caData, token: plane.token });
+  t.after(() => cluster.close());
+  const run = await cluster.waitFor(async () => {
+    const r = await status();
+    return r.code === 3 ? false : r; // the binding reaches the authorizer's cache
+  }, 30_000, 'the binding to take effect');
+  const report = JSON.parse(run.stdout) as StatusReport;
+  const install = report.installs[0];
+  assert.equal(install?.install.deployment, 'finalizer-sweeper');
+  assert.equal(install?.leader, null, 'no controller ran: no Lease to read, and reading it was not refused');
+  assert.ok(install?.selection !== null && install?.events !== null, JSON.stringify(install?.unchecked));
+  // Only the metrics are out of reach, for want of a pod behind the Service, not of a permission.
+  assert.equal(install?.unchecked.length, 1, JSON.stringify(install?.unchecked));
+  assert.match(install?.unchecked[0] ?? '', /service proxy\): HTTP 503: no endpoints available/);
+  assert.doesNotMatch(JSON.stringify(report), /403|forbidden/i);
 });
 
 /** waitForRemovalEvent waits for the Event the controller writes about a freed pod's Workflow: its RBAC lets it. */

@@ -62,7 +62,9 @@ async function main(argv: string[]): Promise<number> {
 
   let loaded;
   try {
-    loaded = await loadSettingsAndFile({ argv: flags, env: process.env, command });
+    // status reports the install's settings, read from the cluster: a config file of the operator's shell is not its.
+    const env = command === 'status' ? { ...process.env, [CONFIG_KEY.env]: undefined } : process.env;
+    loaded = await loadSettingsAndFile({ argv: flags, env, command });
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`finalizer-sweeper: ${err.message}\n`);
@@ -119,7 +121,8 @@ async function status(install: unknown, metricsUrl: unknown, settings: Settings)
 function withSuggestions(message: string, command: Command): string {
   const unknown = /^Unknown arguments?: (.+)$/.exec(message);
   if (unknown === null) return message;
-  const known = [CONFIG_KEY.flag, ...KEYS.filter((k) => k.commands.includes(command)).map((k) => k.flag)];
+  const own = command === 'status' ? ['metrics-url'] : [CONFIG_KEY.flag];
+  const known = [...own, ...KEYS.filter((k) => k.commands.includes(command)).map((k) => k.flag)];
   const hints = (unknown[1] as string).split(', ').flatMap((name) => {
     const close = suggestKey(name, known);
     return close === null ? [] : [`--${name}: did you mean --${close}?`];

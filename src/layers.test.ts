@@ -19,6 +19,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['events'],
   ['controller'],
   ['explain'],
+  ['status'],
   ['commands'],
   ['cli.ts', 'command-line.ts'],
 ];

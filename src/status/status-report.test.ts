@@ -42,6 +42,7 @@ const CASES: { name: string; e: Partial<InstallEvidence>; works: boolean; proble
   { name: '403s of RBAC', e: { metrics: { from: 'x', values: { ...HEALTHY_METRICS, forbiddenDenied: 7 } } }, works: false, problem: /7 API requests were refused \(403\)/ },
   { name: 'no metrics and no pod running ours', e: { metrics: null, pods: [{ name: 'p', phase: 'Pending', ours: null }] }, works: false, problem: /no pod of the Deployment runs.*p: Pending/ },
   { name: 'no metrics, a pod running ours', e: { metrics: null }, works: true },
+  { name: 'neither metrics nor pods read: not said to work', e: { metrics: null, pods: null }, works: false, problem: /cannot tell whether any replica runs/ },
   {
     name: 'the instance-ID trap: none selected, some left out',
     e: { selection: { selector: '!workflows.argoproj.io/controller-instanceid', instanceId: null, namespaces: ['wf'], selected: 0, leftOut: { prod: 12, '<none>': 0 }, limit: 500 } },

@@ -3,7 +3,7 @@
 //
 // An install works when its settings load, someone leads (a Lease renewed within its duration),
 // its replica is ready (every /readyz check, from its metrics; without metrics, a pod running our
-// container), the API server does not refuse it (no 403 of RBAC or a policy), and its selector
+// container; with neither read, it is not said to work), the API server does not refuse it (no 403 of RBAC or a policy), and its selector
 // selects Argo's pods: a selector that selects none of the workflow pods while it leaves some out
 // for their instance ID is the instance-ID trap (controller/other-instances.ts), an install that
 // does nothing with every alert green.
@@ -131,7 +131,9 @@ export function buildInstallReport(e: InstallEvidence): InstallReport {
     if (m.configReloadOk === false) warnings.push('a change to its config file was rejected as invalid; it runs with the settings it started with');
     if ((m.removals['failed'] ?? 0) > 0) warnings.push(`${m.removals['failed']} removals failed since it started (see its log and Events)`);
     if (m.listWatchFailures > 0 && failing.length === 0) warnings.push(`${m.listWatchFailures} lists or watches failed since it started, since recovered`);
-  } else if (e.pods !== null) {
+  } else if (e.pods === null) {
+    problems.push('cannot tell whether any replica runs: neither its metrics nor its pods could be read (see what could not be checked)');
+  } else {
     const running = e.pods.filter((p) => p.ours?.running === true);
     if (running.length === 0) problems.push(`no pod of the Deployment runs the finalizer-sweeper container (${e.pods.length === 0 ? 'no pods' : e.pods.map((p) => `${p.name}: ${p.phase}`).join(', ')})`);
   }

@@ -16,6 +16,8 @@ export interface BedWorkflowOptions {
   podAnnotations?: (task: number) => Record<string, string>;
   /** Argo's spec.podGC, e.g. { strategy: 'OnPodCompletion' }. */
   podGC?: { strategy: string; deleteDelayDuration?: string };
+  /** The Workflow's labels, e.g. Argo's instance ID (workflows.argoproj.io/controller-instanceid). */
+  labels?: Record<string, string>;
 }
 
 /** bedWorkflow builds the Workflow; create it with POST .../workflows. */
@@ -24,7 +26,7 @@ export function bedWorkflow(o: BedWorkflowOptions): object {
   return {
     apiVersion: 'argoproj.io/v1alpha1',
     kind: 'Workflow',
-    metadata: { namespace: o.namespace, name: o.name },
+    metadata: { namespace: o.namespace, name: o.name, ...(o.labels ? { labels: o.labels } : {}) },
     spec: {
       entrypoint: 'main',
       ...(o.podGC ? { podGC: o.podGC } : {}),
@@ -44,6 +46,8 @@ export function bedWorkflow(o: BedWorkflowOptions): object {
 /** BedNode is what the tests read of a node in a Workflow's status.nodes. */
 export interface BedNode {
   id: string;
+  /** displayName is the DAG task's name for a task's node ("task-0"). */
+  displayName?: string;
   type: string;
   /** The node's name, e.g. "wf.first(0:0)"; its template, e.g. "work". */
   name?: string;

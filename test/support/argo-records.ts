@@ -1,5 +1,5 @@
 // Judging a test by Argo's own record: the Workflows as Argo's workflow-controller stored them.
-import { podNodes, type BedWorkflow } from '../../src/testbed/argo-workflows.ts';
+import { podNodes, type BedNode, type BedWorkflow } from '../../src/testbed/argo-workflows.ts';
 import type { Cluster } from '../../src/testbed/cluster.ts';
 
 /** ARGO_POD_DELETED is the message Argo writes on a node whose pod vanished before it was recorded. */
@@ -17,17 +17,18 @@ export function finished(wf: BedWorkflow): boolean {
 
 /**
  * recordFaults lists, in words, every way a stored Workflow differs from what Argo alone records
- * for the bed's Workflows: phase `phase`, `pods` Pod nodes each in that phase with its task result
- * synced, and none marked "pod deleted".
+ * for the bed's Workflows: phase `phase`, `pods` Pod nodes each in that phase (or the one
+ * `nodePhase` gives it) with its task result synced, and none marked "pod deleted".
  */
-export function recordFaults(wf: BedWorkflow, expect: { phase: string; pods: number }): string[] {
+export function recordFaults(wf: BedWorkflow, expect: { phase: string; pods: number; nodePhase?: (node: BedNode) => string }): string[] {
   const name = wf.metadata.name;
   const faults: string[] = [];
   if (wf.status?.phase !== expect.phase) faults.push(`${name}: phase ${String(wf.status?.phase)}, not ${expect.phase}`);
   const nodes = podNodes(wf);
   if (nodes.length !== expect.pods) faults.push(`${name}: ${nodes.length} Pod nodes, not ${expect.pods}`);
   for (const n of nodes) {
-    if (n.phase !== expect.phase) faults.push(`${name} node ${n.id}: phase ${String(n.phase)}`);
+    const phase = expect.nodePhase?.(n) ?? expect.phase;
+    if (n.phase !== phase) faults.push(`${name} node ${n.id}: phase ${String(n.phase)}, not ${phase}`);
     if (n.taskResultSynced !== true) faults.push(`${name} node ${n.id}: taskResultSynced ${String(n.taskResultSynced)}`);
     if (n.message?.includes(ARGO_POD_DELETED)) faults.push(`${name} node ${n.id}: message "${n.message}"`);
   }

@@ -59,7 +59,7 @@ export function holdOf(value: string | undefined): 'withhold' | number {
 export class ArgoDriver {
   /** completedAt maps "namespace/pod" to when its task result was marked complete (ms since the epoch). */
   readonly completedAt = new Map<string, number>();
-  /** errors are the requests that failed for a reason other than the pod or Workflow being gone. */
+  /** errors are the requests that failed for a reason other than the pod, its Workflow or its namespace being gone. */
   readonly errors: string[] = [];
   readonly #client: ApiClient;
   readonly #nodeName: string;
@@ -160,7 +160,7 @@ export class ArgoDriver {
 
   #enqueue(state: PodState, write: () => Promise<void>): Promise<void> {
     state.chain = state.chain.then(write).catch((err: unknown) => {
-      if (!(err instanceof ApiError && (err.status === 404 || err.status === 409))) this.errors.push(String(err));
+      if (!(err instanceof ApiError && (err.status === 404 || err.status === 409 || namespaceTerminating(err)))) this.errors.push(String(err));
     });
     return state.chain;
   }
@@ -204,6 +204,14 @@ export class ArgoDriver {
   #resultPath(pod: Pod): string {
     return `/apis/argoproj.io/v1alpha1/namespaces/${pod.metadata.namespace}/workflowtaskresults/${nodeId(pod)}`;
   }
+}
+
+// A wait container in a namespace being deleted is refused its task result the same way: the
+// NamespaceLifecycle admission plugin's 403 with the cause NamespaceTerminating (see
+// src/kube/errors.ts, isNamespaceTerminating).
+function namespaceTerminating(err: ApiError): boolean {
+  const causes = (err.body as { details?: { causes?: { reason?: string }[] } } | null)?.details?.causes ?? [];
+  return err.status === 403 && causes.some((c) => c.reason === 'NamespaceTerminating');
 }
 
 function nodeId(pod: Pod): string {

@@ -60,11 +60,12 @@ async function createWorkflows(workflows: object[]): Promise<void> {
   });
 }
 
-async function finishedWorkflows(namespace: string, count: number): Promise<BedWorkflow[]> {
+/** finishedWorkflows waits until Argo has completed the Workflows named, and returns them as stored. */
+async function finishedWorkflows(namespace: string, names: readonly string[]): Promise<BedWorkflow[]> {
   return cluster.waitFor(async () => {
-    const wfs = await listWorkflows(cluster, namespace);
-    return wfs.length === count && wfs.every(finished) ? wfs : false;
-  }, LONG, `${count} Workflows in ${namespace} completed`);
+    const wfs = (await listWorkflows(cluster, namespace)).filter((wf) => names.includes(wf.metadata.name));
+    return wfs.length === names.length && wfs.every(finished) ? wfs : false;
+  }, LONG, `${names.join(', ')} in ${namespace} completed`);
 }
 
 const holdsArgos = (p: PodObject | null | undefined): boolean => p?.metadata.finalizers?.includes(ARGO_FINALIZER) ?? false;
@@ -108,10 +109,13 @@ test('--instance-id beside two Argos with instance IDs: ours frees its Argo\'s p
   // The command itself, for the other-instances look it makes once its cache has synced.
   const ours = spawnController(bed.plane.kubeconfigPath, ['--namespace', ns, '--instance-id', 'team-a'], 600_000);
   t.after(async () => void (await ours.terminate()));
-  const warned = await cluster.waitFor(async () => ours.records.filter((r) => r.msg.startsWith(OTHER_INSTANCES_WARNING)), LONG, 'the other-instances warning');
+  const warned = await cluster.waitFor(async () => {
+    const lines = ours.records.filter((r) => r.msg.startsWith(OTHER_INSTANCES_WARNING));
+    return lines.length > 0 ? lines : false;
+  }, LONG, 'the other-instances warning');
   assert.deepEqual(warned.map((r) => [r['instanceId'], r['pods']]), [['team-b', 6]], 'team-b\'s pods reported, and only they');
 
-  const done = (await finishedWorkflows(ns, 4)).filter((wf) => wf.metadata.name.endsWith('-done'));
+  const done = await finishedWorkflows(ns, ['a-done', 'b-done']);
   assert.deepEqual(done.flatMap((wf) => recordFaults(wf, { phase: 'Succeeded', pods: 3 })), []);
   await cluster.waitFor(async () => !(await cluster.listPods(ns)).some((p) => workflowOf(p).endsWith('-done') && holdsArgos(p)), LONG, 'the completed Workflows\' pods freed');
 
@@ -131,7 +135,7 @@ test('--instance-id beside two Argos with instance IDs: ours frees its Argo\'s p
   // after its last condition change: commonPodEvent's minimumDelay in workflow/controller/pod).
   argoB = await startArgo(bed.plane, bed.bins, { instanceId: 'team-b' });
   const backAt = Date.now();
-  await cluster.waitFor(async () => (await cluster.listPods(ns)).length === 0, LONG, 'team-b\'s orphans freed by team-b\'s Argo and gone');
+  await cluster.waitFor(async () => !(await cluster.listPods(ns)).some((p) => workflowOf(p) === 'b-run'), LONG, 'team-b\'s orphans freed by team-b\'s Argo and gone');
   t.diagnostic(`team-b's orphans freed by team-b's Argo ${((Date.now() - backAt) / 1000).toFixed(1)} s after it came back`);
 
   const freed = removals(ours.records);
@@ -156,7 +160,7 @@ test('argo retry of a failed Workflow: the retried pod keeps its finalizer until
 
   const first = await ended();
   await bed.driver.release(ns, first.metadata.name);
-  const failed = await finishedWorkflows(ns, 1);
+  const failed = await finishedWorkflows(ns, ['wf']);
   assert.deepEqual(failed.flatMap((wf) => recordFaults(wf, { phase: 'Failed', pods: 3, nodePhase })), []);
   await cluster.waitFor(async () => !(await cluster.listPods(ns)).some(holdsArgos), LONG, 'the first run\'s pods freed');
   // Argo deletes a completed Workflow's task results (operator.go, deleteTaskResults): the retried
@@ -176,7 +180,7 @@ test('argo retry of a failed Workflow: the retried pod keeps its finalizer until
     await new Promise((r) => setTimeout(r, 250));
   }
   await bed.driver.release(ns, second.metadata.name);
-  const retried = await finishedWorkflows(ns, 1);
+  const retried = await finishedWorkflows(ns, ['wf']);
   assert.deepEqual(retried.flatMap((wf) => recordFaults(wf, { phase: 'Failed', pods: 3, nodePhase })), []);
   await cluster.waitFor(async () => !(await cluster.listPods(ns)).some(holdsArgos), LONG, 'the retried pod freed');
 
@@ -207,7 +211,7 @@ async function namespaceOfRunningWorkflowsDeleted(t: TestContext, doomed: string
   await cluster.waitFor(async () => !(await namespaceExists(doomed)), LONG, `namespace ${doomed} gone`);
   t.diagnostic(`namespace ${doomed} gone ${((performance.now() - deletedAt) / 1000).toFixed(1)} s after its deletion`);
 
-  const done = await finishedWorkflows(live, 2);
+  const done = await finishedWorkflows(live, ['wf-0', 'wf-1']);
   assert.deepEqual(done.flatMap((wf) => recordFaults(wf, { phase: 'Succeeded', pods: 3 })), []);
   await cluster.waitFor(async () => !(await cluster.listPods(live)).some(holdsArgos), LONG, 'the live namespace\'s pods freed');
 

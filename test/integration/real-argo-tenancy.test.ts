@@ -124,7 +124,7 @@ test('--instance-id beside two Argos with instance IDs: ours frees its Argo\'s p
   await mapConcurrent(['a-run', 'b-run'], 2, (name) => cluster.deleteWorkflow(ns, name));
   await cluster.waitFor(async () => !(await cluster.listPods(ns)).some((p) => workflowOf(p) === 'a-run'), LONG, 'team-a\'s orphans freed and gone');
   const orphansB = (await cluster.listPods(ns)).filter((p) => workflowOf(p) === 'b-run');
-  assert.equal(orphansB.length, 3);
+  assert.equal(orphansB.length, 3, 'team-b\'s orphans, held by Argo\'s finalizer while team-b\'s Argo is down');
   const until = Date.now() + 10_000;
   while (Date.now() < until) {
     for (const p of orphansB) assert.ok(holdsArgos(await cluster.getPod(ns, p.metadata.name)), `${p.metadata.name}, team-b's, lost Argo's finalizer while team-b's Argo was down`);

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { test } from 'node:test';
-import { freePort } from './control-plane-files.ts';
+import { FETCH_BLOCKED_PORTS, freePort } from './control-plane-files.ts';
 
 test('freePort picks a bindable port below the ephemeral range, where outgoing connections never take it', async (t) => {
   let low: number;
@@ -24,4 +24,11 @@ test('freePort picks a bindable port below the ephemeral range, where outgoing c
     });
     await new Promise((resolve) => server.close(resolve));
   }
+});
+
+test('the ports freePort skips are those Node\'s fetch refuses: a server there is unreachable to fetch', async () => {
+  for (const port of FETCH_BLOCKED_PORTS) {
+    await assert.rejects(fetch(`http://127.0.0.1:${port}/`), (err: Error & { cause?: Error }) => err.cause?.message === 'bad port');
+  }
+  assert.ok(FETCH_BLOCKED_PORTS.has(10080), '10080 (amanda) is on the Fetch standard\'s list and above 10,000');
 });

@@ -98,6 +98,14 @@ const LOWEST_PORT = 10_000;
 const handedOut = new Set<number>();
 
 /**
+ * FETCH_BLOCKED_PORTS: the Fetch standard's "bad ports" at or above LOWEST_PORT, which Node's
+ * fetch (undici) refuses to connect to ("fetch failed", cause "bad port"). A control plane served
+ * on one was unreachable to every fetch-based client: client-node's informers relisted for ever
+ * and the argo-style reproduction froze (https://fetch.spec.whatwg.org/#port-blocking).
+ */
+export const FETCH_BLOCKED_PORTS: ReadonlySet<number> = new Set([10080]);
+
+/**
  * freePort finds an unused port on 127.0.0.1 for a server started later, below the kernel's
  * ephemeral range where it can: a port from that range (what listen(0) hands out) can be taken
  * meanwhile as the source port of any outgoing connection, and the benchmarks make thousands (a
@@ -111,7 +119,7 @@ export async function freePort(): Promise<number> {
   for (let attempt = 0; attempt < 40; attempt++) {
     const candidate = wide && attempt < 20 ? LOWEST_PORT + Math.floor(Math.random() * (below - LOWEST_PORT)) : 0;
     const port = await listenOn(candidate);
-    if (port === null || handedOut.has(port)) continue;
+    if (port === null || handedOut.has(port) || FETCH_BLOCKED_PORTS.has(port)) continue;
     handedOut.add(port);
     return port;
   }

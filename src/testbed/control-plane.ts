@@ -24,6 +24,10 @@ export interface ControlPlaneOptions {
   authorization?: 'AlwaysAllow' | 'RBAC';
   /** Extra kube-apiserver flags, e.g. ['--watch-cache=false', '--etcd-compaction-interval=2s'] to provoke 410 Gone. */
   apiserverArgs?: string[];
+  /** Controllers kube-controller-manager runs beside the garbage collector and the namespace controller, e.g. ['podgc']. */
+  extraControllers?: string[];
+  /** Extra kube-controller-manager flags, e.g. ['--terminated-pod-gc-threshold=100', '--kube-api-qps=1000']. */
+  controllerManagerArgs?: string[];
   /** Parsed CRDs, installed before the controller manager starts; default: the Workflow CRD. */
   crds?: object[];
   /** Receives every output line of the three programs, prefixed with the program's name. */
@@ -121,7 +125,7 @@ async function startOnce(bins: ControlPlaneBinaries, crds: object[], opts: Contr
       client.close();
     }
 
-    const kcmArgs = controllerManagerArgs(kubeconfigPath);
+    const kcmArgs = [...controllerManagerArgs(kubeconfigPath, opts.extraControllers ?? []), ...(opts.controllerManagerArgs ?? [])];
     const kcmLog = join(dir, 'kube-controller-manager.log');
     const kcm = startProcess('kube-controller-manager', bins.controllerManager, kcmArgs, kcmLog, opts.log);
     procs.push(kcm);
@@ -191,11 +195,11 @@ function apiserverArgs(a: {
   ];
 }
 
-function controllerManagerArgs(kubeconfigPath: string): string[] {
+function controllerManagerArgs(kubeconfigPath: string, extraControllers: string[]): string[] {
   return [
     '--kubeconfig', kubeconfigPath,
     // namespace: deleted test namespaces would otherwise stay Terminating forever.
-    '--controllers', 'garbagecollector,namespace',
+    '--controllers', ['garbagecollector', 'namespace', ...extraControllers].join(','),
     '--leader-elect=false',
     '--secure-port', '0',
     '--use-service-account-credentials=false',

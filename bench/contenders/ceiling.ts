@@ -25,13 +25,16 @@ export interface CeilingResult {
 const PAGE = 500;
 const MAX_ATTEMPTS = 20;
 
-/** runCeiling removes our finalizer from every pod of the namespace that has it, `concurrency` at a time. */
-export async function runCeiling(client: ApiClient, namespace: string, concurrency: number): Promise<CeilingResult> {
+/**
+ * runCeiling removes our finalizer from every pod of the namespace (null: of every namespace) that
+ * has it and matches `labelSelector` if one is given, `concurrency` at a time.
+ */
+export async function runCeiling(client: ApiClient, namespace: string | null, concurrency: number, labelSelector?: string): Promise<CeilingResult> {
   const api = new MetadataApi(client, PODS);
   const held: MetaObject[] = [];
   let requests = 0;
   for (let token: string | null = null; ; ) {
-    const page = await api.list(namespace, { limit: PAGE, ...(token ? { continue: token } : {}) });
+    const page = await api.list(namespace, { limit: PAGE, ...(labelSelector ? { labelSelector } : {}), ...(token ? { continue: token } : {}) });
     requests++;
     for (const o of page.items) if (o.metadata.finalizers?.includes(ARGO_FINALIZER)) held.push(o);
     token = page.continue;
@@ -39,6 +42,7 @@ export async function runCeiling(client: ApiClient, namespace: string, concurren
   }
   const result: CeilingResult = { removed: 0, conflicts: 0, requests, writes: 0, patchMs: [] };
   await mapConcurrent(held, concurrency, async (first) => {
+    const ns = first.metadata.namespace ?? namespace ?? '';
     let current: MetaObject | null = first;
     for (let attempt = 1; current !== null && attempt <= MAX_ATTEMPTS; attempt++) {
       const finalizers: string[] = current.metadata.finalizers ?? [];
@@ -47,7 +51,7 @@ export async function runCeiling(client: ApiClient, namespace: string, concurren
         result.requests++;
         result.writes++;
         const sent = performance.now();
-        await api.patchMergeUnread(namespace, current.metadata.name, {
+        await api.patchMergeUnread(ns, current.metadata.name, {
           metadata: { resourceVersion: current.metadata.resourceVersion, finalizers: finalizers.filter((f) => f !== ARGO_FINALIZER) },
         });
         result.patchMs.push(performance.now() - sent);
@@ -58,7 +62,7 @@ export async function runCeiling(client: ApiClient, namespace: string, concurren
         if (!isConflict(err)) throw err;
         result.conflicts++;
         result.requests++;
-        current = await api.get(namespace, current.metadata.name);
+        current = await api.get(ns, current.metadata.name);
       }
     }
   });

@@ -20,6 +20,10 @@ export interface PodSetOptions {
   envKB?: number;
   /** extraFinalizers are put on every pod after ours (another controller's). */
   extraFinalizers?: string[];
+  /** podLabels gives the Jth pod of each Workflow extra labels (e.g. to set a share of them apart). */
+  podLabels?: (j: number) => Record<string, string> | undefined;
+  /** finished: each pod is set to phase Succeeded after its creation, as a kubelet would once it ran (PodGC counts such pods). */
+  finished?: boolean;
 }
 
 /** PodSet is what was created: the Workflows (with their UIDs) and the pods' names. */
@@ -46,12 +50,12 @@ export async function createPodSet(cluster: Cluster, o: PodSetOptions): Promise<
   const workflows = await mapConcurrent(names, CREATE_CONCURRENCY, (name) =>
     cluster.createWorkflow(newWorkflow({ namespace: o.namespace, name })),
   );
-  const specs: { wf: WorkflowObject; name: string }[] = [];
+  const specs: { wf: WorkflowObject; name: string; labels: Record<string, string> | undefined }[] = [];
   for (const wf of workflows) {
-    for (let j = 0; j < o.podsPerWorkflow; j++) specs.push({ wf, name: `${wf.metadata.name}-p${j}` });
+    for (let j = 0; j < o.podsPerWorkflow; j++) specs.push({ wf, name: `${wf.metadata.name}-p${j}`, labels: o.podLabels?.(j) });
   }
   for (let i = 0; i < specs.length; i += CHUNK) {
-    await mapConcurrent(specs.slice(i, i + CHUNK), CREATE_CONCURRENCY, async ({ wf, name }) => {
+    await mapConcurrent(specs.slice(i, i + CHUNK), CREATE_CONCURRENCY, async ({ wf, name, labels }) => {
       const pod = newPod({
         namespace: o.namespace,
         name,
@@ -59,8 +63,11 @@ export async function createPodSet(cluster: Cluster, o: PodSetOptions): Promise<
         completed: o.completedPods === true,
         fatEnvKB: o.envKB ?? 0,
         ...(o.extraFinalizers ? { finalizers: [ARGO_FINALIZER, ...o.extraFinalizers] } : {}),
+        ...(labels ? { labels } : {}),
       });
       await cluster.createPod(pod);
+      // A create drops any status: the phase can only be written afterwards, as the kubelet does.
+      if (o.finished === true) await cluster.setPodPhase(o.namespace, name, 'Succeeded');
     });
   }
   return { namespace: o.namespace, workflows, podNames: specs.map((s) => s.name) };

@@ -117,6 +117,26 @@ export function queueAdds(s: Scrape): number {
   return s.sum('workqueue_adds_total');
 }
 
+/** eventWrites counts the Event writes (created, or a series counted on) in a scrape. */
+export function eventWrites(s: Scrape): number {
+  return s.sum('finalizer_sweeper_events_total', { result: 'created' }) + s.sum('finalizer_sweeper_events_total', { result: 'updated' });
+}
+
+/**
+ * afterEvents scrapes once the Event writes have stopped: no change for 3 s (the recorder writes a
+ * series 2 s after its last occurrence), 30 s at most.
+ */
+export async function afterEvents(metrics: () => Promise<Scrape>): Promise<Scrape> {
+  let last = await metrics();
+  for (let quietSince = Date.now(), deadline = Date.now() + 30_000; Date.now() - quietSince < 3_000 && Date.now() < deadline; ) {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const next = await metrics();
+    if (eventWrites(next) !== eventWrites(last)) quietSince = Date.now();
+    last = next;
+  }
+  return last;
+}
+
 export interface SweepRun {
   exitCode: number | string;
   /** report is the parsed `--output json` report, or null if stdout held none. */

@@ -4,13 +4,12 @@
 // the controller run as a service account, under API Priority and Fairness, as in a cluster.
 import { ARGO_LABEL, startArgoStyle } from '../contenders/argo-style.ts';
 import { runCeiling } from '../contenders/ceiling.ts';
-import { DEFAULTS, TUNED, apiRequests, startController, workersOf, type Config } from '../contenders/sweeper.ts';
+import { DEFAULTS, TUNED, afterEvents, apiRequests, eventWrites, startController, workersOf, type Config } from '../contenders/sweeper.ts';
 import { APF_PLANE, SWEEPER } from '../lib/env.ts';
 import { withOrphans, PODS_PER_WORKFLOW } from '../lib/orphan-set.ts';
 import { deleteWorkflows } from '../lib/populate.ts';
 import { CeilingSeries, withRatio } from '../lib/ceiling-series.ts';
 import { meterProcesses, meterSelf, perThousand } from '../lib/cpu.ts';
-import type { Scrape } from '../lib/prom.ts';
 import { fig, format, goal, type Row } from '../lib/result.ts';
 import { per, ratePerSecond, ratio } from '../lib/stats.ts';
 import { scaled, type Outcome, type ClusterScenario, type ScenarioContext } from './scenario.ts';
@@ -101,26 +100,6 @@ async function ceilingRun(ctx: ScenarioContext, workflows: number, concurrency: 
 
 /** ControllerMeasured: requestsPerRemoval leaves the Event writes out; cpuPerThousand is CPU-s per 1,000 removals. */
 type ControllerMeasured = Measured & { requestsPerRemoval: number | null; cpuPerThousand: number | null };
-
-/** eventWrites counts the Event writes (created, or a series counted on) in a scrape. */
-function eventWrites(s: Scrape): number {
-  return s.sum('finalizer_sweeper_events_total', { result: 'created' }) + s.sum('finalizer_sweeper_events_total', { result: 'updated' });
-}
-
-/**
- * afterEvents scrapes once the Event writes have stopped: no change for 3 s (the recorder writes a
- * series 2 s after its last occurrence), 30 s at most.
- */
-async function afterEvents(metrics: () => Promise<Scrape>): Promise<Scrape> {
-  let last = await metrics();
-  for (let quietSince = Date.now(), deadline = Date.now() + 30_000; Date.now() - quietSince < 3_000 && Date.now() < deadline; ) {
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    const next = await metrics();
-    if (eventWrites(next) !== eventWrites(last)) quietSince = Date.now();
-    last = next;
-  }
-  return last;
-}
 
 /** bestOf keeps the faster run, noting every run's rate when there were several. */
 function bestOf(runs: ControllerMeasured[]): ControllerMeasured {

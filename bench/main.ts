@@ -24,8 +24,9 @@ import { argoLagging } from './scenarios/argo-lagging.ts';
 import { decodeStall } from './scenarios/decode.ts';
 import { guardrail } from './scenarios/guardrail.ts';
 import { queueFairness } from './scenarios/queue-fairness.ts';
+import { backlog } from './scenarios/backlog.ts';
 
-const SCENARIOS: Scenario[] = [massOrphaning, orphansFirst, churn, conflicts, memoryBandwidth, startup, sweep, goodNeighbour, atScale, budgetOverhead, soak, argoLagging, guardrail, decodeStall, queueFairness];
+const SCENARIOS: Scenario[] = [massOrphaning, orphansFirst, churn, conflicts, memoryBandwidth, startup, sweep, goodNeighbour, atScale, budgetOverhead, soak, argoLagging, guardrail, decodeStall, queueFairness, backlog];
 
 const USAGE = `usage: npm run bench [-- --scenario N|name[,N|name…]] [--scale F]
   --scenario  run only these scenarios (numbers or names: ${SCENARIOS.map((s) => `${s.id} ${s.key}`).join(', ')})

@@ -52,6 +52,8 @@ export interface BedNode {
   /** The node's name, e.g. "wf.first(0:0)"; its template, e.g. "work". */
   name?: string;
   templateName?: string;
+  /** The DAG task's name, e.g. "task-0". */
+  displayName?: string;
   phase?: string;
   message?: string;
   taskResultSynced?: boolean;

@@ -156,12 +156,12 @@ test('argo retry of a failed Workflow: the retried pod keeps its finalizer until
   const isFailing = (p: PodObject): boolean => p.metadata.annotations?.[KWOK_ANNOTATIONS.outcome] === 'Failed';
   const ended = async (uidNot?: string): Promise<PodObject> =>
     cluster.waitFor(async () => (await cluster.listPods(ns)).find((p) => isFailing(p) && p.metadata.uid !== uidNot && p.status?.phase === 'Failed'), LONG, 'the failing task\'s pod to end');
-  const nodePhase = (n: BedNode): string => (n.displayName === 'task-0' ? 'Failed' : 'Succeeded');
+  const node = (n: BedNode): { phase: string } => ({ phase: n.displayName === 'task-0' ? 'Failed' : 'Succeeded' });
 
   const first = await ended();
   await bed.driver.release(ns, first.metadata.name);
   const failed = await finishedWorkflows(ns, ['wf']);
-  assert.deepEqual(failed.flatMap((wf) => recordFaults(wf, { phase: 'Failed', pods: 3, nodePhase })), []);
+  assert.deepEqual(failed.flatMap((wf) => recordFaults(wf, { phase: 'Failed', pods: 3, node })), []);
   await cluster.waitFor(async () => !(await cluster.listPods(ns)).some(holdsArgos), LONG, 'the first run\'s pods freed');
   // Argo deletes a completed Workflow's task results (operator.go, deleteTaskResults): the retried
   // node's wait container then writes a new one, as argoexec does.
@@ -181,7 +181,7 @@ test('argo retry of a failed Workflow: the retried pod keeps its finalizer until
   }
   await bed.driver.release(ns, second.metadata.name);
   const retried = await finishedWorkflows(ns, ['wf']);
-  assert.deepEqual(retried.flatMap((wf) => recordFaults(wf, { phase: 'Failed', pods: 3, nodePhase })), []);
+  assert.deepEqual(retried.flatMap((wf) => recordFaults(wf, { phase: 'Failed', pods: 3, node })), []);
   await cluster.waitFor(async () => !(await cluster.listPods(ns)).some(holdsArgos), LONG, 'the retried pod freed');
 
   const afterRetry = removals(c.records).filter((r) => r.time >= retriedAt);

@@ -61,7 +61,7 @@ export interface BedNode {
 
 /** BedWorkflow is what the tests read of a Workflow as Argo stored it. */
 export interface BedWorkflow {
-  metadata: { name: string; namespace: string; uid: string; labels?: Record<string, string> };
+  metadata: { name: string; namespace: string; uid: string; resourceVersion?: string; labels?: Record<string, string> };
   status?: { phase?: string; message?: string; nodes?: Record<string, BedNode>; compressedNodes?: string; offloadNodeStatusVersion?: string };
 }
 

@@ -16,6 +16,7 @@ import { Cluster, mapConcurrent } from '../../src/testbed/cluster.ts';
 import { ARGO_FINALIZER, type PodObject } from '../../src/testbed/fixtures.ts';
 import { KWOK_ANNOTATIONS } from '../../src/testbed/kwok.ts';
 import { ARGO_KILLED, argoFulfilled, finished, listWorkflows, recordFaults, type NodeExpectation } from '../support/argo-records.ts';
+import { FreeingOrder } from '../support/freeing-order.ts';
 import { removals, startController, type RunningController } from '../support/controller.ts';
 import type { Settings } from '../../src/config/settings.ts';
 
@@ -54,11 +55,36 @@ async function run(t: TestContext, settings: Partial<Settings> & { namespaces: s
   return c;
 }
 
+/** watchOrder follows the namespace's pods and Workflows until the test ends (see FreeingOrder). */
+async function watchOrder(t: TestContext, ns: string): Promise<FreeingOrder> {
+  const order = await FreeingOrder.start(cluster.client, ns);
+  t.after(() => order.stop());
+  return order;
+}
+
 async function createWorkflows(workflows: object[]): Promise<void> {
   await mapConcurrent(workflows, 8, (wf) => {
     const { namespace } = (wf as { metadata: { namespace: string } }).metadata;
     return cluster.client.call('POST', `/apis/argoproj.io/v1alpha1/namespaces/${namespace}/workflows`, wf);
   });
+}
+
+/**
+ * allFinished waits until the namespace's `count` Workflows are completed. A pod freed before Argo
+ * recorded it can keep its Workflow from completing at all (seen on the bed: a pod deleted mid-run
+ * and freed at once left its node Running in Argo's record, with no pod): then the error names the
+ * nodes still unfulfilled and the pods freed before their node was.
+ */
+async function allFinished(ns: string, count: number, order: FreeingOrder): Promise<BedWorkflow[]> {
+  try {
+    return await cluster.waitFor(async () => {
+      const wfs = await listWorkflows(cluster, ns);
+      return wfs.length === count && wfs.every(finished) ? wfs : false;
+    }, LONG, `the ${count} Workflows completed`);
+  } catch (err) {
+    const open = (await listWorkflows(cluster, ns)).flatMap((wf) => podNodes(wf).filter((n) => !argoFulfilled(n)).map((n) => `${wf.metadata.name} ${String(n.displayName)} ${String(n.phase)} ${n.message ?? ''} taskResultSynced ${String(n.taskResultSynced)}`));
+    throw new Error(`${err instanceof Error ? err.message : String(err)}\n  nodes unfulfilled: ${open.join('; ')}\n  pods freed before their node was fulfilled: ${order.early().join('; ')}`, { cause: err });
+  }
 }
 
 const holdsArgos = (p: PodObject | null | undefined): boolean => p?.metadata.finalizers?.includes(ARGO_FINALIZER) ?? false;
@@ -84,6 +110,7 @@ test('pods deleted by pod GC as they finish and by a user mid-run: Argo records 
   // stored status, Terminating or not; so every pod here is one we may free, the unrecorded ones
   // included, and only the record keeps us from it. A resync a second re-decides each often.
   const c = await run(t, { namespaces: [ns], nodeStatus: 'all', resyncPeriodMs: 1_000 });
+  const order = await watchOrder(t, ns);
   const logFrom = bed.argo.lines.length;
   const podGC = { strategy: 'OnPodCompletion' };
   const three = ['0', '1', '2'];
@@ -125,10 +152,7 @@ test('pods deleted by pod GC as they finish and by a user mid-run: Argo records 
   }
 
   await Promise.all(withheld.map((p) => bed.driver.release(ns, p.metadata.name)));
-  const done = await cluster.waitFor(async () => {
-    const wfs = await listWorkflows(cluster, ns);
-    return wfs.length === 9 && wfs.every(finished) ? wfs : false;
-  }, LONG, 'every Workflow completed');
+  const done = await allFinished(ns, 9, order);
   // What Argo alone records (checked on the bed without our controller): the Workflows whose
   // running pod a user deleted fail, that node Failed with the killed main container's exit code.
   const asAlone = (wf: BedWorkflow): string[] =>
@@ -137,6 +161,12 @@ test('pods deleted by pod GC as they finish and by a user mid-run: Argo records 
       : recordFaults(wf, { phase: 'Succeeded', pods: 3 });
   assert.deepEqual(done.flatMap(asAlone), []);
   await cluster.waitFor(async () => (await cluster.listPods(ns)).length === 0, LONG, 'every pod deleted by pod GC or the user gone');
+  // Whoever freed it, no pod lost Argo's finalizer before Argo had stored its node fulfilled. A
+  // pod deleted mid-run and freed before Argo saw it end is recorded "pod deleted", or, when Argo
+  // catches its last state in time, recorded right: this check fails either way.
+  assert.deepEqual(order.errors, []);
+  assert.equal(order.freed, 27);
+  assert.deepEqual(order.early(), []);
 
   // A pod whose result was held is ours to free only once Argo can have recorded it: after its
   // result was complete.
@@ -156,6 +186,7 @@ test('pods deleted by pod GC as they finish and by a user mid-run: Argo records 
 
 test('Argo stopped while Workflows are deleted and pods finish, then started again: we free its recorded pods and orphans meanwhile, nothing is handled twice, and every surviving Workflow ends as Argo alone ends it', async (t) => {
   const ns = await newNamespace(t, 'outage');
+  const order = await watchOrder(t, ns);
   const three = ['0', '1', '2'];
   // In every Workflow task-0 ends at once and Argo records it, but its pod GC deletes a pod only
   // 10 minutes after it ends and frees the finalizers of a Workflow's pods only when the Workflow
@@ -197,9 +228,11 @@ test('Argo stopped while Workflows are deleted and pods finish, then started aga
   const onlyOther = (p: PodObject | null | undefined): boolean => p?.metadata.finalizers?.join() === OTHER;
   await cluster.waitFor(async () => {
     const pods = await cluster.listPods(ns);
+    const kept = pods.find((p) => p.metadata.name === others[0]!.metadata.name);
+    assert.ok(kept?.metadata.finalizers?.includes(OTHER), `${key(others[0]!)}, an orphan, lost another party's finalizer`);
     const doomed = pods.filter((p) => workflowOf(p).startsWith('doomed-'));
     const late = pods.filter((p) => workflowOf(p).startsWith('late-') && !isFirst(p));
-    return doomed.length === 1 && onlyOther(doomed[0]) && late.length === 6 && late.every(ended) && late.every((p) => bed.driver.completedAt.has(key(p)));
+    return doomed.length === 1 && onlyOther(kept) && late.length === 6 && late.every(ended) && late.every((p) => bed.driver.completedAt.has(key(p)));
   }, LONG, 'the orphans gone, and the late-* pods ended with their results complete');
   // Ended, their results complete, but not recorded: Argo is down. They keep its finalizer.
   const until = Date.now() + 4_000;
@@ -211,10 +244,7 @@ test('Argo stopped while Workflows are deleted and pods finish, then started aga
 
   const restartedAt = Date.now();
   bed.argo = await startArgo(bed.plane, bed.bins);
-  const done = await cluster.waitFor(async () => {
-    const wfs = await listWorkflows(cluster, ns);
-    return wfs.length === 3 && wfs.every(finished) ? wfs : false;
-  }, LONG, 'every surviving Workflow completed');
+  const done = await allFinished(ns, 3, order);
   assert.deepEqual(done.flatMap((wf) => recordFaults(wf, { phase: 'Succeeded', pods: 3 })), []);
   await cluster.waitFor(async () => !(await cluster.listPods(ns)).some(holdsArgos), LONG, 'every finalizer of Argo\'s gone');
   // Give Argo a few more reconciles over the pods we freed while it was down.
@@ -231,6 +261,9 @@ test('Argo stopped while Workflows are deleted and pods finish, then started aga
   const byReason = Object.groupBy(ours, (r) => r.reason);
   const unrecordedAtStop = new Set(atStop.filter((p) => workflowOf(p).startsWith('late-') && !isFirst(p)).map(key));
   for (const r of ours.filter((o) => unrecordedAtStop.has(o.pod))) assert.ok(r.time > restartedAt, `${r.pod} freed by us (${r.reason}) while Argo was down, before anything recorded it`);
+  // Every pod but the orphans lost Argo's finalizer only after Argo had stored its node fulfilled.
+  assert.deepEqual(order.errors, []);
+  assert.deepEqual(order.early((pod) => !pod.startsWith(`${ns}/doomed-`)), []);
   const ourErrors = c.records.filter((r) => r.level === 'error');
   t.diagnostic(`freed by us: ${ours.length} (${Object.entries(byReason).map(([reason, rs]) => `${reason} ${rs?.length ?? 0}`).join(', ') || 'none'}); error lines: Argo before its stop ${errorLines(firstArgo.lines).length}, after its restart ${errorLines(bed.argo.lines).length}; ours ${ourErrors.length}`);
   argoSays(t, bed.argo.lines);

@@ -178,6 +178,11 @@ test('pods deleted by pod GC as they finish and by a user mid-run: Argo records 
     assert.ok(completed !== undefined && r.time > completed, `${r.pod} freed by us (${r.reason}) before its task result was complete`);
   }
   const byReason = Object.groupBy(ours, (r) => r.reason);
+  const lags = order.lagMs();
+  const ourLags = ours.flatMap((r) => lags.get(r.pod) ?? []).sort((a, b) => a - b);
+  const argosLags = [...lags].filter(([pod]) => !ours.some((r) => r.pod === pod)).map(([, ms]) => ms).sort((a, b) => a - b);
+  const median = (ms: number[]): string => (ms.length === 0 ? '-' : `${ms[Math.floor(ms.length / 2)]} ms`);
+  t.diagnostic(`from a node's record seen to its pod's finalizer seen gone: median ${median(ourLags)} for the ${ourLags.length} pods we freed, ${median(argosLags)} for the ${argosLags.length} Argo freed`);
   t.diagnostic(`${userDeleted.length} pods deleted by the user; every pod gone ${((Date.now() - deletedAt) / 1000).toFixed(1)} s after; freed by us: ${ours.length} of 27 (${Object.entries(byReason).map(([reason, rs]) => `${reason} ${rs?.length ?? 0}`).join(', ') || 'none'}), ${late.length} of them with a late result (${late.map((r) => `${r.time - (bed.driver.completedAt.get(r.pod) ?? 0)} ms after it`).join(', ')})`);
   argoSays(t, bed.argo.lines, logFrom);
   assert.ok(ours.length > 0, 'no pod freed by us');

@@ -21,6 +21,8 @@ interface Freed {
   nodeId: string;
   rv: bigint;
   phase: string;
+  /** When the watch saw it, ms since the epoch. */
+  seenAt: number;
 }
 
 export class FreeingOrder {
@@ -29,8 +31,8 @@ export class FreeingOrder {
   readonly #client: ApiClient;
   readonly #namespace: string;
   readonly #stop = new AbortController();
-  /** First resourceVersion of a Workflow with the node fulfilled, by "namespace/nodeId". */
-  readonly #fulfilled = new Map<string, bigint>();
+  /** First resourceVersion of a Workflow with the node fulfilled (and when it was seen), by "namespace/nodeId". */
+  readonly #fulfilled = new Map<string, { rv: bigint; seenAt: number }>();
   /** Pods seen holding Argo's finalizer and not yet without it, by "namespace/name". */
   readonly #held = new Set<string>();
   readonly #freed: Freed[] = [];
@@ -65,8 +67,16 @@ export class FreeingOrder {
       .flatMap((f) => {
         const record = this.#fulfilled.get(`${this.#namespace}/${f.nodeId}`);
         if (record === undefined) return [`${f.pod}: freed (pod ${f.phase}) and its node ${f.nodeId} never fulfilled`];
-        return record > f.rv ? [`${f.pod}: freed at resourceVersion ${f.rv} (pod ${f.phase}), its node fulfilled only at ${record}`] : [];
+        return record.rv > f.rv ? [`${f.pod}: freed at resourceVersion ${f.rv} (pod ${f.phase}), its node fulfilled only at ${record.rv}`] : [];
       });
+  }
+
+  /** lagMs maps each freed pod ("namespace/name") to the time from its record seen to its finalizer seen gone. */
+  lagMs(): Map<string, number> {
+    return new Map(this.#freed.flatMap((f) => {
+      const record = this.#fulfilled.get(`${this.#namespace}/${f.nodeId}`);
+      return record === undefined ? [] : [[f.pod, f.seenAt - record.seenAt] as const];
+    }));
   }
 
   /** freed counts the pods seen losing Argo's finalizer. */
@@ -114,7 +124,7 @@ export class FreeingOrder {
     const rv = BigInt(wf.metadata.resourceVersion ?? '0');
     for (const n of podNodes(wf)) {
       const k = `${wf.metadata.namespace}/${n.id}`;
-      if (argoFulfilled(n) && !this.#fulfilled.has(k)) this.#fulfilled.set(k, rv);
+      if (argoFulfilled(n) && !this.#fulfilled.has(k)) this.#fulfilled.set(k, { rv, seenAt: Date.now() });
     }
   }
 
@@ -126,6 +136,6 @@ export class FreeingOrder {
       return;
     }
     if (!this.#held.delete(k)) return;
-    this.#freed.push({ pod: k, nodeId: p.metadata.annotations?.[NODE_ID] ?? '', rv: BigInt(p.metadata.resourceVersion ?? '0'), phase: String(p.status?.phase) });
+    this.#freed.push({ pod: k, nodeId: p.metadata.annotations?.[NODE_ID] ?? '', rv: BigInt(p.metadata.resourceVersion ?? '0'), phase: String(p.status?.phase), seenAt: Date.now() });
   }
 }

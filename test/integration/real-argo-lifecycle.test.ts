@@ -3,8 +3,10 @@
 // started again. A bed of this file's own (src/testbed/argo-bed.ts), as in
 // real-argo-side-by-side.test.ts. Each test is judged on Argo's record, not ours: every Workflow
 // ends in the phase Argo alone gives it (a user's delete included: see ARGO_KILLED), every node's
-// task result synced, no node marked "pod deleted". Argo's warnings about us (a 409 on a
-// finalizer we removed first) are counted and printed, not asserted.
+// task result synced, no node marked "pod deleted"; and on the order Argo keeps: no pod loses
+// Argo's finalizer, to Argo or to us, before a stored version of its Workflow holds its node
+// fulfilled (test/support/freeing-order.ts). Argo's warnings about us (a 409 on a finalizer we
+// removed first) are counted and printed, not asserted.
 import { after, before, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';

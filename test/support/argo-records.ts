@@ -10,7 +10,7 @@ export const ARGO_POD_DELETED = 'pod deleted';
  * the kubelet (kwok on the bed) has stopped its containers with exit code 143: phase Failed
  * (`inferFailedReason` in workflow/controller/operator.go takes the main container's exit code),
  * and the task result counted synced (`assessNodeStatus`: a wait container that exited non-zero
- * will never report it). docs/design.md, "A pod deleted by a user mid-run".
+ * will never report it). docs/design.md, "A pod a user deletes mid-run".
  */
 export const ARGO_KILLED = 'main: Error (exit code 143)';
 

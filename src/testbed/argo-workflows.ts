@@ -46,8 +46,6 @@ export function bedWorkflow(o: BedWorkflowOptions): object {
 /** BedNode is what the tests read of a node in a Workflow's status.nodes. */
 export interface BedNode {
   id: string;
-  /** displayName is the DAG task's name for a task's node ("task-0"). */
-  displayName?: string;
   type: string;
   /** The node's name, e.g. "wf.first(0:0)"; its template, e.g. "work". */
   name?: string;

@@ -30,8 +30,8 @@ interface KubeObject {
 test('kube-prometheus-stack selects the ServiceMonitor and the rules by its release label: without the component nothing, with it both, and the rules load on a live Prometheus', async (t) => {
   // kube-prometheus-stack's defaults: serviceMonitorSelector and ruleSelector match `release: <release>`.
   const selected = (objects: KubeObject[], kind: string) => objects.filter((o) => o.kind === kind && o.metadata.labels?.['release'] === 'kube-prometheus-stack');
-  const plain = await kustomize(['deploy/standalone'], ['deploy/components/monitoring', 'deploy/components/alerts']);
-  const labelled = await kustomize(['deploy/standalone'], ['deploy/components/kube-prometheus-stack']);
+  const plain = await kustomize(['deploy/standalone', 'deploy/monitoring-settings'], ['deploy/components/monitoring', 'deploy/components/alerts']);
+  const labelled = await kustomize(['deploy/standalone', 'deploy/monitoring-settings'], ['deploy/components/kube-prometheus-stack']);
 
   assert.deepEqual([...selected(plain, 'ServiceMonitor'), ...selected(plain, 'PrometheusRule')], [], 'unlabelled objects are applied and ignored');
   assert.equal(selected(labelled, 'ServiceMonitor').length, 1);

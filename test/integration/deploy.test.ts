@@ -2,33 +2,61 @@
 // `kubectl kustomize`, the API server accepts every object (server-side dry run), the sidecar
 // lands after Argo's own container, the container's flags, environment and config file load,
 // and the RBAC grants exactly what the controller uses, as the API server's own authorizer
-// answers it. This file starts its own control plane with --authorization-mode RBAC: the shared
-// one allows everything. Needs kubectl with kustomize v5 on PATH.
+// answers it. This file starts its own control plane with --authorization-mode RBAC
+// (test/support/deploy.ts). Needs kubectl with kustomize v5 on PATH.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, matchesGlob, relative } from 'node:path';
-import { after, before, test, type TestContext } from 'node:test';
-import { dump, load, loadAll } from 'js-yaml';
+import { test } from 'node:test';
+import { load, loadAll } from 'js-yaml';
 import ts from 'typescript';
-import yargs from 'yargs';
-import { defineControllerOptions, resolveSettings } from '../../src/config/index.ts';
-import { parseConfigText } from '../../src/config/file.ts';
 import type { Settings } from '../../src/config/settings.ts';
-import { startControlPlane, type ControlPlane } from '../../src/testbed/control-plane.ts';
 import { Cluster } from '../../src/testbed/cluster.ts';
-import { loadWorkflowCrd } from '../../src/testbed/crds.ts';
 import { newPod, newWorkflow } from '../../src/testbed/fixtures.ts';
 import { startPrometheus } from '../support/prometheus.ts';
 import { runCli } from '../support/cli.ts';
 import { restrictedV2Violations, type PodSpecLike } from '../support/restricted-v2.ts';
+import { helmValues, type HelmValues } from '../support/helm-chart.ts';
+import {
+  REPO,
+  CONTAINER,
+  RBAC_DENIED,
+  type KubeObject,
+  type Container,
+  type Deployment,
+  type Rendered,
+  type Scope,
+  expectedPermissions,
+  permissions,
+  waitForRemovalEvent,
+  PROMETHEUS_RULE_CRD,
+  SERVICE_MONITOR_CRD,
+  render,
+  renderWith,
+  summary,
+  find,
+  deployment,
+  podOwner,
+  ourContainer,
+  containerLaunch,
+  containerSettings,
+  pick,
+  applyUntilTestEnds,
+  serviceAccountKubeconfig,
+  startController,
+  ensureNamespaces,
+  withoutNamespaces,
+  kubectl,
+  run,
+  useDeployPlane,
+  deployPlane,
+} from '../support/deploy.ts';
 import type { PodReport } from '../../src/explain/pod-report.ts';
 import type { NamespaceReport } from '../../src/explain/namespace-report.ts';
 import type { StatusReport } from '../../src/status/status-report.ts';
 
-const REPO = join(import.meta.dirname, '..', '..');
 const FLAVOURS = {
   standalone: 'deploy/standalone',
   namespaced: 'deploy/namespaced',
@@ -40,62 +68,8 @@ const FLAVOURS = {
 } as const;
 type Flavour = keyof typeof FLAVOURS;
 const ALL_FLAVOURS = Object.keys(FLAVOURS) as Flavour[];
-const CONTAINER = 'finalizer-sweeper';
-/**
- * RBAC_DENIED matches what a permission refused leaves in the log: the 403 status, or the API
- * server's "<resource> is forbidden: User ..." message. Not any "Forbidden": a server with the
- * WatchList gate off (1.31, 1.33) answers 422 with the field error "sendInitialEvents: Forbidden".
- */
-const RBAC_DENIED = /\b403\b|is forbidden: User/i;
 
-interface KubeObject {
-  apiVersion: string;
-  kind: string;
-  metadata: { name: string; namespace?: string; labels?: Record<string, string> };
-  [field: string]: unknown;
-}
-
-interface Container {
-  name: string;
-  args?: string[];
-  env?: { name: string; value?: string; valueFrom?: { fieldRef?: { fieldPath: string } } }[];
-  ports?: { name?: string; containerPort: number }[];
-  securityContext?: Record<string, unknown>;
-  volumeMounts?: { name: string; mountPath: string }[];
-}
-
-interface Deployment extends KubeObject {
-  spec: {
-    replicas?: number;
-    template: {
-      spec: {
-        serviceAccountName?: string;
-        containers: Container[];
-        volumes?: { name: string; configMap?: { name: string } }[];
-      };
-    };
-  };
-}
-
-interface Rendered {
-  yaml: string;
-  objects: KubeObject[];
-}
-
-let plane: ControlPlane;
-
-before(async () => {
-  const version = await run('kubectl', ['version', '--client', '-o', 'json']).catch((err: unknown) => {
-    throw new Error(`these tests need kubectl (with kustomize v5) on PATH: ${String(err)}`);
-  });
-  const kustomize = (JSON.parse(version.stdout) as { kustomizeVersion?: string }).kustomizeVersion ?? 'none';
-  assert.match(kustomize, /^v[5-9]\./, `kubectl's kustomize is ${kustomize}; deploy/ needs v5 (kubectl >= 1.27)`);
-  plane = await startControlPlane({ authorization: 'RBAC', crds: [await loadWorkflowCrd()] });
-});
-
-after(async () => {
-  await plane?.stop();
-});
+useDeployPlane();
 
 // --- rendering ------------------------------------------------------------------------------
 
@@ -359,7 +333,7 @@ test('on OpenShift, the patch route as docs/operations.md gives it: Argo\'s Depl
   const argoObjects = argo.objects.map((o) => (o.kind === 'PriorityClass' ? o : { ...o, metadata: { ...o.metadata, namespace: 'argo' } }));
   await applyUntilTestEnds(t, { yaml: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: argoObjects }), objects: argoObjects });
   t.after(() => kubectl(['delete', '--ignore-not-found', '-k', join(REPO, 'deploy/sidecar-patch')]));
-  const shell = (command: string) => run('bash', ['-c', `cd ${JSON.stringify(REPO)} && ${command}`], undefined, { KUBECONFIG: plane.kubeconfigPath });
+  const shell = (command: string) => run('bash', ['-c', `cd ${JSON.stringify(REPO)} && ${command}`], undefined, { KUBECONFIG: deployPlane().kubeconfigPath });
 
   await shell(await openShiftCommand('kubectl apply -k deploy/sidecar-patch'));
   await shell(await openShiftCommand('kubectl -n argo patch deployment workflow-controller'));
@@ -436,41 +410,113 @@ test('the monitoring component adds a ServiceMonitor whose selector and port mat
   assert.deepEqual(monitor.spec.endpoints.map((e) => e.port), service.spec.ports.map((p) => p.name));
 });
 
+const MONITORING_SETTINGS = 'deploy/monitoring-settings';
+
+interface MonitoringSettings {
+  data: { prometheusRelease: string; runbookBaseUrl: string };
+}
+
+type Rule = KubeObject & { spec: { groups: { rules: { alert: string; annotations: { runbook_url: string } }[] }[] } };
+
+/** runbookPages maps each alert to its runbook's page, as prometheusrule.yaml names it in this repository. */
+async function runbookPages(): Promise<Map<string, string>> {
+  const source = loadAll(await readFile(join(REPO, 'deploy/components/alerts/prometheusrule.yaml'), 'utf8'))[0] as Rule;
+  return new Map(source.spec.groups.flatMap((g) => g.rules).map((r) => [r.alert, basename(r.annotations.runbook_url)]));
+}
+
 test('the kube-prometheus-stack component labels only the ServiceMonitor and the PrometheusRule with the release, and applies no settings object', async () => {
-  const { objects } = await renderWith({ resources: [FLAVOURS.standalone], components: ['deploy/components/kube-prometheus-stack'] });
+  const { objects } = await renderWith({ resources: [FLAVOURS.standalone, MONITORING_SETTINGS], components: ['deploy/components/kube-prometheus-stack'] });
 
   const labelled = objects.filter((o) => o.metadata.labels?.['release'] !== undefined).map((o) => `${o.kind}: ${o.metadata.labels?.['release']}`);
   assert.deepEqual(labelled.sort(), ['PrometheusRule: kube-prometheus-stack', 'ServiceMonitor: kube-prometheus-stack']);
-  assert.deepEqual(objects.filter((o) => o.metadata.name.startsWith('finalizer-sweeper-prometheus-release') || o.metadata.name === 'finalizer-sweeper-runbooks'), []);
+  assert.deepEqual(objects.filter((o) => o.metadata.name === 'finalizer-sweeper-monitoring'), []);
 });
 
-test('each alert\'s runbook_url, rendered through the alerts component, is the base URL set in runbooks.yaml and its runbook\'s page', async () => {
-  const { objects } = await renderWith({ resources: [FLAVOURS.standalone], components: ['deploy/components/alerts'] });
-  const settings = loadAll(await readFile(join(REPO, 'deploy/components/alerts/runbooks.yaml'), 'utf8'))[0] as { data: { baseUrl: string } };
+test('each alert\'s runbook_url, rendered through the alerts component, is the base URL of the monitoring settings and its runbook\'s page', async () => {
+  const { objects } = await renderWith({ resources: [FLAVOURS.standalone, MONITORING_SETTINGS], components: ['deploy/components/alerts'] });
+  const settings = loadAll(await readFile(join(REPO, MONITORING_SETTINGS, 'finalizer-sweeper-monitoring.yaml'), 'utf8'))[0] as MonitoringSettings;
+  const pages = await runbookPages();
 
-  const rule = find(objects, 'PrometheusRule', 'finalizer-sweeper') as KubeObject & { spec: { groups: { rules: { alert: string; annotations: { runbook_url: string } }[] }[] } };
-  const source = loadAll(await readFile(join(REPO, 'deploy/components/alerts/prometheusrule.yaml'), 'utf8'))[0] as typeof rule;
-  const inRepo = new Map(source.spec.groups.flatMap((g) => g.rules).map((r) => [r.alert, r.annotations.runbook_url]));
-  const rules = rule.spec.groups.flatMap((g) => g.rules);
+  const rules = (find(objects, 'PrometheusRule', 'finalizer-sweeper') as Rule).spec.groups.flatMap((g) => g.rules);
   assert.ok(rules.length >= 13);
-  assert.match(settings.data.baseUrl, /^https:\/\//);
-  for (const r of rules) assert.equal(r.annotations.runbook_url, `${settings.data.baseUrl}/${basename(inRepo.get(r.alert) ?? '')}`, r.alert);
+  assert.match(settings.data.runbookBaseUrl, /^https:\/\//);
+  for (const r of rules) assert.equal(r.annotations.runbook_url, `${settings.data.runbookBaseUrl}/${pages.get(r.alert) ?? ''}`, r.alert);
 });
 
-test('deploy/monitoring, for installs kustomize did not make, selects the metrics Service of the Helm values and of the patch route', async () => {
-  const { objects } = await render('deploy/monitoring');
-  const monitor = find(objects, 'ServiceMonitor', 'finalizer-sweeper') as KubeObject & { spec: { selector: { matchLabels: Record<string, string> }; endpoints: { port: string }[] } };
-  const services = [
-    find((await renderHelmObjects({ name: 'argo-workflows', namespace: 'argo' })).objects, 'Service', 'finalizer-sweeper-metrics'),
-    find((await render('deploy/sidecar-patch')).objects, 'Service', 'finalizer-sweeper-metrics'),
-  ] as (KubeObject & { spec: { ports: { name: string }[] } })[];
+for (const component of ['alerts', 'kube-prometheus-stack']) {
+  test(`the ${component} component without the monitoring settings among the resources stops the build, naming them`, async () => {
+    await assert.rejects(
+      renderWith({ resources: [FLAVOURS.standalone], components: [`deploy/components/${component}`] }),
+      /nothing selected by ConfigMap\.\[noVer\]\.\[noGrp\]\/finalizer-sweeper-monitoring\b/,
+    );
+  });
+}
 
-  assert.deepEqual(summary(objects), ['PrometheusRule/argo/finalizer-sweeper', 'ServiceMonitor/argo/finalizer-sweeper']);
-  for (const service of services) {
-    assert.equal(service.metadata.namespace, monitor.metadata.namespace);
-    for (const [key, value] of Object.entries(monitor.spec.selector.matchLabels)) assert.equal(service.metadata.labels?.[key], value, `Service label ${key}`);
-    assert.deepEqual(monitor.spec.endpoints.map((e) => e.port), service.spec.ports.map((p) => p.name));
-  }
+// --- your settings, from your own kustomization ---------------------------------------------------
+
+const OVERLAY = 'deploy/examples/overlay';
+
+test('the example overlay sets every setting a user must choose from their own kustomization, and each lands everywhere', async () => {
+  const { objects } = await render(OVERLAY);
+  const settings = loadAll(await readFile(join(REPO, OVERLAY, 'finalizer-sweeper-monitoring.yaml'), 'utf8'))[0] as MonitoringSettings;
+  const defaults = loadAll(await readFile(join(REPO, MONITORING_SETTINGS, 'finalizer-sweeper-monitoring.yaml'), 'utf8'))[0] as MonitoringSettings;
+  const namespace = (load(await readFile(join(REPO, OVERLAY, 'kustomization.yaml'), 'utf8')) as { namespace: string }).namespace;
+  const pages = await runbookPages();
+
+  // The overlay's values differ from the defaults, so that a value not taken cannot pass.
+  assert.notEqual(settings.data.prometheusRelease, defaults.data.prometheusRelease);
+  assert.notEqual(settings.data.runbookBaseUrl, defaults.data.runbookBaseUrl);
+  assert.notEqual(namespace, 'finalizer-sweeper');
+  // The namespace: every namespaced object (the components' ServiceMonitor, rules and dashboard
+  // included), the Namespace itself, and the binding's subject.
+  const clusterScoped = new Set(['Namespace', 'ClusterRole', 'ClusterRoleBinding']);
+  for (const o of objects) assert.equal(o.metadata.namespace, clusterScoped.has(o.kind) ? undefined : namespace, `${o.kind}/${o.metadata.name}`);
+  assert.deepEqual(objects.filter((o) => o.kind === 'Namespace').map((o) => o.metadata.name), [namespace]);
+  assert.deepEqual(objects.filter((o) => o.kind.endsWith('RoleBinding')).map((o) => o['subjects']), Array(2).fill([{ kind: 'ServiceAccount', name: 'finalizer-sweeper', namespace }]));
+  assert.deepEqual(summary(objects).filter((s) => /^(ServiceMonitor|PrometheusRule|ConfigMap\/[^/]+\/finalizer-sweeper-dashboard)/.test(s)), [
+    `ConfigMap/${namespace}/finalizer-sweeper-dashboard`, `PrometheusRule/${namespace}/finalizer-sweeper`, `ServiceMonitor/${namespace}/finalizer-sweeper`,
+  ]);
+  // The release label, on both objects its Prometheus selects.
+  const labelled = objects.filter((o) => o.metadata.labels?.['release'] !== undefined).map((o) => `${o.kind}: ${o.metadata.labels?.['release']}`);
+  assert.deepEqual(labelled.sort(), [`PrometheusRule: ${settings.data.prometheusRelease}`, `ServiceMonitor: ${settings.data.prometheusRelease}`]);
+  // Every runbook link.
+  const rules = (find(objects, 'PrometheusRule', 'finalizer-sweeper') as Rule).spec.groups.flatMap((g) => g.rules);
+  assert.equal(rules.length, pages.size);
+  for (const r of rules) assert.equal(r.annotations.runbook_url, `${settings.data.runbookBaseUrl}/${pages.get(r.alert) ?? ''}`, r.alert);
+  // The image, and Argo's instance ID in the settings the container loads.
+  const owner = podOwner(objects);
+  assert.equal((ourContainer(owner) as Container & { image: string }).image, 'registry.example.com/platform/finalizer-sweeper:0.1.0');
+  const loaded = await containerSettings(objects, owner);
+  assert.deepEqual(pick(loaded, ['instanceId', 'leaderElectionNamespace']), { instanceId: 'platform-east', leaderElectionNamespace: namespace });
+  assert.deepEqual(objects.filter((o) => o.metadata.name === 'finalizer-sweeper-monitoring'), [], 'the settings are read by kustomize, never applied');
+});
+
+test('the example overlay for the patch route binds the roles to Argo\'s account in Argo\'s namespace, and moves the settings and Service there', async () => {
+  const { objects } = await render('deploy/examples/sidecar-patch-overlay');
+
+  assert.deepEqual(summary(objects), [
+    'ClusterRole/finalizer-sweeper',
+    'ClusterRoleBinding/finalizer-sweeper',
+    'ConfigMap/platform-argo/finalizer-sweeper-config',
+    'Role/platform-argo/finalizer-sweeper-leader-election',
+    'RoleBinding/platform-argo/finalizer-sweeper-leader-election',
+    'Service/platform-argo/finalizer-sweeper-metrics',
+  ]);
+  assert.deepEqual(objects.filter((o) => o.kind.endsWith('RoleBinding')).map((o) => o['subjects']), Array(2).fill([{ kind: 'ServiceAccount', name: 'workflow-controller', namespace: 'platform-argo' }]));
+  const patch = loadAll(await readFile(join(REPO, 'deploy/sidecar-patch/workflow-controller.yaml'), 'utf8'))[0] as Deployment;
+  const pod: Deployment = { ...patch, metadata: { name: 'workflow-controller', namespace: 'platform-argo' } };
+  assert.equal((await containerSettings(objects, pod)).instanceId, 'platform-east');
+});
+
+test('own-namespace listed before the sidecar, where it would patch nothing and leave a cluster-wide sweeper, stops the build with a message', async () => {
+  const recipe = { namespace: 'argo', resources: ['test/fixtures/argo/namespace-install'] };
+
+  await assert.rejects(
+    renderWith({ ...recipe, components: ['deploy/components/own-namespace', 'deploy/sidecar'] }),
+    /own-namespace[\s\S]*nothing selected by Role\.\[noVer\]\.\[noGrp\]\/finalizer-sweeper\b/,
+  );
+  const { objects } = await renderWith({ ...recipe, components: ['deploy/sidecar', 'deploy/components/own-namespace'] });
+  assert.deepEqual(objects.filter((o) => o.kind.startsWith('Cluster')), []);
 });
 
 // --- the patch route: Argo installed without kustomize ------------------------------------------
@@ -523,7 +569,7 @@ test('on an Argo installed without kustomize, the README\'s patch route appends 
   const argoObjects = argo.objects.map((o) => (o.kind === 'PriorityClass' ? o : { ...o, metadata: { ...o.metadata, namespace: 'argo' } }));
   await applyUntilTestEnds(t, { yaml: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: argoObjects }), objects: argoObjects });
   t.after(() => kubectl(['delete', '--ignore-not-found', '-k', join(REPO, 'deploy/sidecar-patch')]));
-  const shell = (command: string) => run('sh', ['-c', `cd ${JSON.stringify(REPO)} && ${command}`], undefined, { KUBECONFIG: plane.kubeconfigPath });
+  const shell = (command: string) => run('sh', ['-c', `cd ${JSON.stringify(REPO)} && ${command}`], undefined, { KUBECONFIG: deployPlane().kubeconfigPath });
 
   const readme = await readFile(join(REPO, 'README.md'), 'utf8');
   for (const command of PATCH_ROUTE) assert.ok(readme.includes(`\n${command}\n`), `the README gives: ${command}`);
@@ -569,7 +615,7 @@ test('the ServiceMonitor is accepted by the API server once its CRD exists (a mi
 });
 
 test('a flavour with the alerts, dashboard and monitoring components is accepted by the API server once the Prometheus Operator\'s CRDs exist', async () => {
-  const rendered = await renderWith({ resources: [FLAVOURS.standalone], components: ['deploy/components/monitoring', 'deploy/components/alerts', 'deploy/components/dashboard'] });
+  const rendered = await renderWith({ resources: [FLAVOURS.standalone, MONITORING_SETTINGS], components: ['deploy/components/monitoring', 'deploy/components/alerts', 'deploy/components/dashboard'] });
   await ensureNamespaces(rendered.objects);
   for (const crd of [SERVICE_MONITOR_CRD, PROMETHEUS_RULE_CRD]) await kubectl(['apply', '-f', '-'], JSON.stringify(crd));
   await kubectl(['wait', '--for=condition=Established', 'crd/servicemonitors.monitoring.coreos.com', 'crd/prometheusrules.monitoring.coreos.com']);
@@ -584,89 +630,6 @@ test('a flavour with the alerts, dashboard and monitoring components is accepted
 });
 
 // --- RBAC, as the API server's authorizer answers it ----------------------------------------
-
-/** Scope is where a flavour may read and patch pods: everywhere, or its own namespace only. */
-type Scope = 'cluster' | 'own-namespace';
-
-/** PERMISSION_CHECKS are asked of the authorizer; `own` is the install's namespace, `other` any other. */
-const PERMISSION_CHECKS: { verb: string; resource: string; where: 'own' | 'other' | 'all' }[] = [
-  ...['get', 'list', 'watch', 'patch'].flatMap((verb) =>
-    (['own', 'other'] as const).map((where) => ({ verb, resource: 'pods', where })),
-  ),
-  { verb: 'list', resource: 'pods', where: 'all' },
-  { verb: 'watch', resource: 'pods', where: 'all' },
-  ...['delete', 'create', 'update', 'deletecollection'].map((verb) => ({ verb, resource: 'pods', where: 'own' as const })),
-  ...['get', 'list', 'watch'].flatMap((verb) =>
-    (['own', 'other'] as const).map((where) => ({ verb, resource: 'workflows.argoproj.io', where })),
-  ),
-  { verb: 'list', resource: 'workflows.argoproj.io', where: 'all' },
-  ...['patch', 'update', 'delete', 'create'].map((verb) => ({ verb, resource: 'workflows.argoproj.io', where: 'own' as const })),
-  { verb: 'get', resource: 'namespaces', where: 'own' },
-  { verb: 'get', resource: 'namespaces', where: 'other' },
-  { verb: 'list', resource: 'namespaces', where: 'all' },
-  { verb: 'watch', resource: 'namespaces', where: 'all' },
-  ...['delete', 'update', 'patch'].map((verb) => ({ verb, resource: 'namespaces', where: 'all' as const })),
-  { verb: 'create', resource: 'leases.coordination.k8s.io', where: 'own' },
-  { verb: 'get', resource: 'leases.coordination.k8s.io/finalizer-sweeper', where: 'own' },
-  { verb: 'update', resource: 'leases.coordination.k8s.io/finalizer-sweeper', where: 'own' },
-  { verb: 'update', resource: 'leases.coordination.k8s.io/someone-else', where: 'own' },
-  { verb: 'delete', resource: 'leases.coordination.k8s.io/finalizer-sweeper', where: 'own' },
-  { verb: 'list', resource: 'leases.coordination.k8s.io', where: 'own' },
-  { verb: 'create', resource: 'leases.coordination.k8s.io', where: 'other' },
-  { verb: 'update', resource: 'leases.coordination.k8s.io/finalizer-sweeper', where: 'other' },
-  { verb: 'get', resource: 'secrets', where: 'own' },
-  { verb: 'list', resource: 'secrets', where: 'all' },
-  { verb: 'get', resource: 'configmaps', where: 'own' },
-  { verb: 'create', resource: 'events', where: 'own' },
-  ...['create', 'patch'].flatMap((verb) =>
-    (['own', 'other'] as const).map((where) => ({ verb, resource: 'events.events.k8s.io', where })),
-  ),
-  ...['get', 'list', 'watch', 'update', 'delete'].map((verb) => ({ verb, resource: 'events.events.k8s.io', where: 'own' as const })),
-];
-
-function checkName(c: (typeof PERMISSION_CHECKS)[number]): string {
-  const where = { own: 'in its namespace', other: 'in another namespace', all: 'in all namespaces' }[c.where];
-  return `${c.verb} ${c.resource} ${where}`;
-}
-
-/** expectedPermissions is the policy: what the controller uses, and nothing else. */
-function expectedPermissions(scope: Scope): Record<string, boolean> {
-  const allowed = (c: (typeof PERMISSION_CHECKS)[number]): boolean => {
-    const reach = c.where === 'own' || scope === 'cluster';
-    if (c.resource === 'pods') return reach && ['get', 'list', 'watch', 'patch'].includes(c.verb);
-    if (c.resource === 'workflows.argoproj.io') return reach && ['get', 'list', 'watch'].includes(c.verb);
-    // Namespaces, to free the pods of one being deleted: watched across the cluster, or, installed
-    // in one namespace, that namespace read (a Role in X grants the GET of X itself).
-    if (c.resource === 'namespaces') return c.verb === 'get' ? reach : scope === 'cluster' && ['list', 'watch'].includes(c.verb);
-    // Events (events.k8s.io/v1) about the pods and Workflows it works on: written, never read.
-    if (c.resource === 'events.events.k8s.io') return reach && ['create', 'patch'].includes(c.verb);
-    if (c.resource === 'leases.coordination.k8s.io') return c.where === 'own' && c.verb === 'create';
-    if (c.resource === 'leases.coordination.k8s.io/finalizer-sweeper') return c.where === 'own' && ['get', 'update'].includes(c.verb);
-    return false;
-  };
-  return Object.fromEntries(PERMISSION_CHECKS.map((c) => [checkName(c), allowed(c)]));
-}
-
-/**
- * permissions asks the API server's authorizer, with one SubjectAccessReview per check, what the
- * service account may do. The groups are those the API server gives a service account's token.
- */
-async function permissions(namespace: string, account: string): Promise<Record<string, boolean>> {
-  const user = { user: `system:serviceaccount:${namespace}:${account}`, groups: ['system:serviceaccounts', `system:serviceaccounts:${namespace}`, 'system:authenticated'] };
-  const where = { own: namespace, other: 'somewhere-else', all: '' };
-  const reviews = PERMISSION_CHECKS.map((c) => {
-    const [resource, name] = c.resource.split('/');
-    const [plural, ...group] = (resource ?? '').split('.');
-    const attributes = { verb: c.verb, group: group.join('.'), resource: plural, name, namespace: where[c.where] };
-    return { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec: { ...user, resourceAttributes: attributes } };
-  });
-  // kubectl creates the reviews in order and prints one answer per line.
-  const list = JSON.stringify({ apiVersion: 'v1', kind: 'List', items: reviews });
-  const { stdout } = await kubectl(['create', '-o', 'jsonpath={.status.allowed}{"\\n"}', '-f', '-'], list);
-  const answers = stdout.trim().split('\n');
-  assert.equal(answers.length, PERMISSION_CHECKS.length, stdout);
-  return Object.fromEntries(PERMISSION_CHECKS.map((c, i) => [checkName(c), answers[i] === 'true']));
-}
 
 const RBAC_CASES: { flavour: Flavour; account: string; scope: Scope }[] = [
   { flavour: 'standalone', account: 'finalizer-sweeper', scope: 'cluster' },
@@ -701,7 +664,7 @@ for (const { flavour, account, workIn } of CONTROLLER_CASES) {
     const owner = podOwner(rendered.objects);
     const namespace = owner.metadata.namespace ?? '';
     await applyUntilTestEnds(t, rendered);
-    const cluster = new Cluster({ server: plane.server, caData: plane.caData, token: plane.token });
+    const cluster = new Cluster({ server: deployPlane().server, caData: deployPlane().caData, token: deployPlane().token });
     t.after(() => cluster.close());
     const workNamespace = workIn === 'its namespace' ? namespace : `workflows-${flavour}`;
     if (workIn !== 'its namespace') {
@@ -736,7 +699,7 @@ test('run as an account its roles are not bound to, the controller is refused (4
   // What a kustomization with the wrong namespace, or a pod under another account, amounts to.
   await kubectl(['-n', namespace, 'create', 'serviceaccount', 'not-bound']);
   t.after(() => kubectl(['-n', namespace, 'delete', 'serviceaccount', 'not-bound', '--ignore-not-found']));
-  const cluster = new Cluster({ server: plane.server, caData: plane.caData, token: plane.token });
+  const cluster = new Cluster({ server: deployPlane().server, caData: deployPlane().caData, token: deployPlane().token });
   t.after(() => cluster.close());
 
   const controller = await startController(t, containerLaunch(rendered.objects, owner), await serviceAccountKubeconfig(t, namespace, 'not-bound'));
@@ -757,7 +720,7 @@ test('deploy/operator-rbac lets an operator run explain pod and explain namespac
   t.after(() => kubectl(['delete', 'namespace', ns, '--wait=false']));
   await kubectl(['-n', ns, 'create', 'serviceaccount', 'oncall']);
   const operator = await serviceAccountKubeconfig(t, ns, 'oncall');
-  const cluster = new Cluster({ server: plane.server, caData: plane.caData, token: plane.token });
+  const cluster = new Cluster({ server: deployPlane().server, caData: deployPlane().caData, token: deployPlane().token });
   t.after(() => cluster.close());
   // A webhook configuration to be listed (it matches nothing here: the point is the list's RBAC).
   await kubectl(['apply', '-f', '-'], JSON.stringify({
@@ -820,7 +783,7 @@ test('deploy/operator-rbac lets an operator run status with every read it makes:
 
   await kubectl(['create', 'clusterrolebinding', `${ns}-oncall`, '--clusterrole=finalizer-sweeper-explain', `--serviceaccount=${ns}:oncall`]);
   t.after(() => kubectl(['delete', 'clusterrolebinding', `${ns}-oncall`, '--ignore-not-found']));
-  const cluster = new Cluster({ server: plane.server, caData: plane.caData, token: plane.token });
+  const cluster = new Cluster({ server: deployPlane().server, caData: deployPlane().caData, token: deployPlane().token });
   t.after(() => cluster.close());
   const run = await cluster.waitFor(async () => {
     const r = await status();
@@ -835,234 +798,6 @@ test('deploy/operator-rbac lets an operator run status with every read it makes:
   assert.equal(install?.unchecked.length, 1, JSON.stringify(install?.unchecked));
   assert.match(install?.unchecked[0] ?? '', /service proxy\): HTTP 503: no endpoints available/);
   assert.doesNotMatch(JSON.stringify(report), /403|forbidden/i);
-});
-
-/** waitForRemovalEvent waits for the Event the controller writes about a freed pod's Workflow: its RBAC lets it. */
-async function waitForRemovalEvent(cluster: Cluster, namespace: string): Promise<void> {
-  type Events = { items: Array<{ reason: string; reportingController: string }> };
-  const written = async () => (await cluster.client.call<Events>('GET', `/apis/events.k8s.io/v1/namespaces/${namespace}/events`)).items.some((e) => e.reportingController === 'finalizer-sweeper' && e.reason === 'FinalizersRemoved');
-  await cluster.waitFor(written, 60_000, 'the controller\'s Event about the freed pod');
-}
-
-// --- the Helm route: values for Argo's community chart ---------------------------------------
-
-const HELM_VALUES = 'deploy/helm/argo-workflows-values.yaml';
-
-interface HelmValues {
-  controller: { podAnnotations: Record<string, string>; extraContainers: Container[]; volumes: NonNullable<Deployment['spec']['template']['spec']['volumes']> };
-  extraObjects: KubeObject[];
-}
-
-async function helmValues(): Promise<HelmValues> {
-  return loadAll(await readFile(join(REPO, HELM_VALUES), 'utf8'))[0] as HelmValues;
-}
-
-/**
- * chartTpl renders a values string as argo-workflows' extra-manifests.yaml does (`tpl (toYaml .) $`),
- * for what these values use and no more: `{{ if X }}...{{ else }}...{{ end }}` (nested), `or`
- * and `and` of values, the release's name and namespace, the chart's values that the fragment
- * reads (with the chart's defaults) and its controller service account's name. Anything else,
- * and Go's `{{-` trimming, fails the test.
- */
-function chartTpl(text: string, release: Release): string {
-  const values = { singleNamespace: release.singleNamespace === true, controller: { instanceID: { enabled: false, useReleaseName: false, explicitID: '', ...release.instanceID } } };
-  const truthy = (v: unknown): boolean => v !== undefined && v !== null && v !== false && v !== '' && v !== 0;
-  const lookup = (expr: string): unknown => {
-    if (expr === '.Release.Namespace') return release.namespace;
-    if (expr === '.Release.Name') return release.name;
-    if (expr === 'include "argo-workflows.controllerServiceAccountName" .') return controllerServiceAccountName(release.name);
-    if (expr.startsWith('.Values.')) return expr.slice('.Values.'.length).split('.').reduce<unknown>((v, k) => (v as Record<string, unknown> | undefined)?.[k], values);
-    throw new Error(`chartTpl: the values use {{ ${expr} }}, which this test does not render`);
-  };
-  // Go's or and and return one of their arguments: or the first true one, and the first false one (else the last).
-  const evaluate = (expr: string): unknown => {
-    const [fn, ...args] = expr.split(/\s+/);
-    if (fn === 'or' || fn === 'and') {
-      const vals = args.map(lookup);
-      return vals.find((v) => truthy(v) === (fn === 'or')) ?? vals.at(-1);
-    }
-    return lookup(expr);
-  };
-  const tokens = text.split(/(\{\{.*?\}\})/s);
-  let at = 0;
-  const block = (): { out: string; ended: string | null } => {
-    let out = '';
-    while (at < tokens.length) {
-      const token = tokens[at++] ?? '';
-      const action = /^\{\{\s*(.*?)\s*\}\}$/s.exec(token)?.[1];
-      if (action === undefined) {
-        out += token;
-        continue;
-      }
-      if (action.startsWith('-') || action.endsWith('-')) throw new Error(`chartTpl: {{ ${action} }} trims, which this test does not render`);
-      if (action === 'else' || action === 'end') return { out, ended: action };
-      if (!action.startsWith('if ')) {
-        out += String(evaluate(action));
-        continue;
-      }
-      const chosen = truthy(evaluate(action.slice(3)));
-      const yes = block();
-      const no = yes.ended === 'else' ? block() : { out: '', ended: yes.ended };
-      if (no.ended !== 'end') throw new Error(`chartTpl: {{ ${action} }} without its {{ end }}`);
-      out += chosen ? yes.out : no.out;
-    }
-    return { out, ended: null };
-  };
-  const rendered = block();
-  if (rendered.ended !== null) throw new Error(`chartTpl: a {{ ${rendered.ended} }} without its {{ if }}`);
-  return rendered.out;
-}
-
-/**
- * controllerServiceAccountName is the chart's default controller service account (its
- * argo-workflows.controller.fullname, with default values): the release name, followed by the
- * chart's name unless the release name already contains it, then "-workflow-controller".
- */
-function controllerServiceAccountName(release: string): string {
-  const fullname = release.includes('argo-workflows') ? release : `${release}-argo-workflows`;
-  return `${fullname.slice(0, 63).replace(/-+$/, '')}-workflow-controller`.slice(0, 63).replace(/-+$/, '');
-}
-
-/** chartOwnObjects applies what the chart itself creates for a release: its namespace and its controller's service account. */
-async function chartOwnObjects(release: Release): Promise<void> {
-  const objects: KubeObject[] = [
-    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: release.namespace } },
-    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: controllerServiceAccountName(release.name), namespace: release.namespace } },
-  ];
-  await kubectl(['apply', '-f', '-'], objects.map((o) => dump(o)).join('---\n'));
-}
-
-/** Release is what the fragment's templates read: the release, and the chart's singleNamespace and controller.instanceID values. */
-interface Release {
-  name: string;
-  namespace: string;
-  singleNamespace?: boolean;
-  instanceID?: { enabled: boolean; useReleaseName?: boolean; explicitID?: string };
-}
-
-async function renderHelmObjects(release: Release): Promise<Rendered> {
-  const values = await helmValues();
-  const objects = values.extraObjects.map((o) => loadAll(chartTpl(dump(o, { lineWidth: -1 }), release))[0] as KubeObject);
-  return { objects, yaml: objects.map((o) => dump(o)).join('---\n') };
-}
-
-test('the Helm values add the very container, volumes, rules and settings that deploy/ has', async () => {
-  const values = await helmValues();
-  const sidecar = loadAll(await readFile(join(REPO, 'deploy/sidecar/container.yaml'), 'utf8'))[0] as Array<{ value: Container }>;
-  const podTemplate = loadAll(await readFile(join(REPO, 'deploy/sidecar/pod-template.yaml'), 'utf8'))[0] as Deployment & { spec: { template: { metadata: { annotations: Record<string, string> } } } };
-  const rulesOf = async (file: string) => (loadAll(await readFile(join(REPO, file), 'utf8'))[0] as { rules: unknown }).rules;
-  const rendered = (await renderHelmObjects({ name: 'argo-workflows', namespace: 'argo' })).objects;
-  const find = (kind: string) => rendered.find((o) => o.kind === kind) as KubeObject & Record<string, unknown>;
-
-  assert.deepEqual(values.controller.extraContainers, [sidecar[0]?.value]);
-  assert.deepEqual(values.controller.volumes, podTemplate.spec.template.spec.volumes);
-  // The chart names Argo's container `controller`; deploy/sidecar, after Argo's manifests, `workflow-controller`.
-  assert.deepEqual(values.controller.podAnnotations, { 'kubectl.kubernetes.io/default-container': 'controller' });
-  assert.deepEqual(Object.keys(podTemplate.spec.template.metadata.annotations), ['kubectl.kubernetes.io/default-container']);
-  assert.deepEqual(find('ClusterRole')['rules'], await rulesOf('deploy/base/clusterrole.yaml'));
-  assert.deepEqual(find('Role')['rules'], await rulesOf('deploy/base/leader-election-role.yaml'));
-  assert.deepEqual(find('ConfigMap')['data'], { 'finalizer-sweeper.yaml': await readFile(join(REPO, 'deploy/base/finalizer-sweeper.yaml'), 'utf8') });
-  assert.deepEqual(rendered.map((o) => o.kind).sort(), ['ClusterRole', 'ClusterRoleBinding', 'ConfigMap', 'Role', 'RoleBinding', 'Service']);
-});
-
-test('two releases of the chart apply side by side: the fragment\'s cluster-wide objects are named after the release', async (t) => {
-  const releases = [{ name: 'argo-workflows', namespace: 'argo-one' }, { name: 'team-b', namespace: 'argo-two' }];
-  const rendered = await Promise.all(releases.map((r) => renderHelmObjects(r)));
-  const clusterWide = rendered.map((r) => r.objects.filter((o) => o.kind.startsWith('Cluster')).map((o) => `${o.kind}/${o.metadata.name}`));
-
-  assert.deepEqual(clusterWide, [
-    ['ClusterRole/argo-workflows-finalizer-sweeper', 'ClusterRoleBinding/argo-workflows-finalizer-sweeper'],
-    ['ClusterRole/team-b-finalizer-sweeper', 'ClusterRoleBinding/team-b-finalizer-sweeper'],
-  ]);
-  for (const release of releases) await chartOwnObjects(release);
-  for (const r of rendered) await applyUntilTestEnds(t, r);
-  for (const release of releases) assert.deepEqual(await permissions(release.namespace, controllerServiceAccountName(release.name)), expectedPermissions('cluster'), release.name);
-});
-
-test('with the chart\'s singleNamespace: true, the fragment holds Roles only and its settings watch the release\'s namespace, as Argo does then', async (t) => {
-  const release = { name: 'argo-workflows', namespace: 'argo-single', singleNamespace: true };
-  const rendered = await renderHelmObjects(release);
-  const values = await helmValues();
-  const pod: Deployment = {
-    apiVersion: 'apps/v1',
-    kind: 'Deployment',
-    metadata: { name: 'argo-workflows-workflow-controller', namespace: release.namespace },
-    spec: { template: { spec: { containers: values.controller.extraContainers, volumes: values.controller.volumes } } },
-  };
-
-  assert.deepEqual(rendered.objects.map((o) => o.kind).sort(), ['ConfigMap', 'Role', 'Role', 'RoleBinding', 'RoleBinding', 'Service']);
-  assert.deepEqual((await containerSettings(rendered.objects, pod)).namespaces, [release.namespace]);
-  await chartOwnObjects(release);
-  await applyUntilTestEnds(t, rendered);
-  assert.deepEqual(await permissions(release.namespace, controllerServiceAccountName(release.name)), expectedPermissions('own-namespace'));
-});
-
-test('the chart\'s controller.instanceID reaches our settings as Argo\'s ConfigMap takes it: the release name, the explicit ID, or none', async () => {
-  // As argo-helm's templates/controller/workflow-controller-config-map.yaml sets Argo's instanceID:
-  // with enabled, the release name if useReleaseName, else explicitID (empty: none).
-  const values = await helmValues();
-  const pod: Deployment = {
-    apiVersion: 'apps/v1',
-    kind: 'Deployment',
-    metadata: { name: 'argo-workflows-workflow-controller', namespace: 'argo' },
-    spec: { template: { spec: { containers: values.controller.extraContainers, volumes: values.controller.volumes } } },
-  };
-  const cases: Array<[Release['instanceID'] | undefined, boolean, string | null]> = [
-    [undefined, false, null],
-    [{ enabled: false, explicitID: 'ignored' }, false, null],
-    [{ enabled: true, useReleaseName: true }, false, 'argo-workflows'],
-    [{ enabled: true, explicitID: 'ci-controller' }, false, 'ci-controller'],
-    [{ enabled: true, explicitID: '1234' }, false, '1234'],
-    [{ enabled: true, explicitID: '' }, false, null],
-    [{ enabled: true, explicitID: 'ci-controller' }, true, 'ci-controller'],
-  ];
-  for (const [instanceID, singleNamespace, want] of cases) {
-    const release: Release = { name: 'argo-workflows', namespace: 'argo', singleNamespace, ...(instanceID !== undefined ? { instanceID } : {}) };
-    const settings = await containerSettings((await renderHelmObjects(release)).objects, pod);
-    const what = JSON.stringify({ instanceID, singleNamespace });
-    assert.equal(settings.instanceId, want, what);
-    assert.deepEqual(settings.namespaces, singleNamespace ? ['argo'] : [], what);
-  }
-});
-
-test('the chart\'s controller service account is named as the chart names it', () => {
-  assert.equal(controllerServiceAccountName('argo-workflows'), 'argo-workflows-workflow-controller');
-  assert.equal(controllerServiceAccountName('wf'), 'wf-argo-workflows-workflow-controller');
-});
-
-test('the Helm values\' objects, rendered for a release, let the chart\'s controller service account do exactly what the controller needs, and it frees an orphan with them', async (t) => {
-  const release = { name: 'wf', namespace: 'argo-helm' };
-  const account = controllerServiceAccountName(release.name);
-  const rendered = await renderHelmObjects(release);
-  await chartOwnObjects(release);
-  await applyUntilTestEnds(t, rendered);
-
-  assert.deepEqual(await permissions(release.namespace, account), expectedPermissions('cluster'));
-
-  // The controller as the chart's pod runs it: the values' container, volumes and ConfigMap.
-  const values = await helmValues();
-  const pod: Deployment = {
-    apiVersion: 'apps/v1',
-    kind: 'Deployment',
-    metadata: { name: account, namespace: release.namespace },
-    spec: { template: { spec: { serviceAccountName: account, containers: values.controller.extraContainers, volumes: values.controller.volumes } } },
-  };
-  const cluster = new Cluster({ server: plane.server, caData: plane.caData, token: plane.token });
-  t.after(() => cluster.close());
-  const work = 'workflows-helm';
-  await cluster.createNamespace(work);
-  t.after(() => cluster.deleteNamespace(work));
-  const wf = await cluster.createWorkflow(newWorkflow({ namespace: work, name: 'wf' }));
-  await cluster.createPod(newPod({ namespace: work, name: 'wf-step', workflow: { name: 'wf', uid: wf.metadata.uid ?? '' } }));
-  const controller = await startController(t, containerLaunch(rendered.objects, pod), await serviceAccountKubeconfig(t, release.namespace, account));
-
-  await cluster.deleteWorkflow(work, 'wf');
-
-  await cluster.waitFor(async () => (await cluster.getPod(work, 'wf-step')) === null, 60_000, 'the pod to be freed and deleted').catch((err: unknown) => {
-    throw new Error(`${String(err)}; the controller's last output:\n${controller.output().slice(-4000)}`);
-  });
-  await waitForRemovalEvent(cluster, work);
-  assert.doesNotMatch(controller.output(), RBAC_DENIED);
 });
 
 // --- the image ------------------------------------------------------------------------------
@@ -1086,198 +821,6 @@ test('the image build compiles every source file the CLI loads, and every packag
 });
 
 // --- helpers --------------------------------------------------------------------------------
-
-/**
- * PROMETHEUS_RULE_CRD is the Prometheus Operator's PrometheusRule CRD with the part of its schema
- * that matters here: groups of rules, each an alert or a record with an expression.
- */
-const PROMETHEUS_RULE_CRD = {
-  apiVersion: 'apiextensions.k8s.io/v1',
-  kind: 'CustomResourceDefinition',
-  metadata: { name: 'prometheusrules.monitoring.coreos.com' },
-  spec: {
-    group: 'monitoring.coreos.com',
-    names: { kind: 'PrometheusRule', listKind: 'PrometheusRuleList', plural: 'prometheusrules', singular: 'prometheusrule' },
-    scope: 'Namespaced',
-    versions: [
-      {
-        name: 'v1',
-        served: true,
-        storage: true,
-        schema: {
-          openAPIV3Schema: {
-            type: 'object',
-            properties: {
-              spec: {
-                type: 'object',
-                properties: {
-                  groups: {
-                    type: 'array',
-                    items: {
-                      type: 'object',
-                      required: ['name', 'rules'],
-                      properties: {
-                        name: { type: 'string', minLength: 1 },
-                        interval: { type: 'string' },
-                        rules: {
-                          type: 'array',
-                          items: {
-                            type: 'object',
-                            required: ['expr'],
-                            properties: {
-                              alert: { type: 'string' },
-                              record: { type: 'string' },
-                              expr: { 'x-kubernetes-int-or-string': true },
-                              for: { type: 'string' },
-                              labels: { type: 'object', additionalProperties: { type: 'string' } },
-                              annotations: { type: 'object', additionalProperties: { type: 'string' } },
-                            },
-                          },
-                        },
-                      },
-                    },
-                  },
-                },
-              },
-            },
-            'x-kubernetes-preserve-unknown-fields': true,
-          },
-        },
-      },
-    ],
-  },
-};
-
-/** SERVICE_MONITOR_CRD is the Prometheus Operator's CRD reduced to its names: no schema is checked. */
-const SERVICE_MONITOR_CRD = {
-  apiVersion: 'apiextensions.k8s.io/v1',
-  kind: 'CustomResourceDefinition',
-  metadata: { name: 'servicemonitors.monitoring.coreos.com' },
-  spec: {
-    group: 'monitoring.coreos.com',
-    names: { kind: 'ServiceMonitor', listKind: 'ServiceMonitorList', plural: 'servicemonitors', singular: 'servicemonitor' },
-    scope: 'Namespaced',
-    versions: [
-      {
-        name: 'v1',
-        served: true,
-        storage: true,
-        schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
-      },
-    ],
-  },
-};
-
-const renders = new Map<string, Promise<Rendered>>();
-
-/** render runs `kubectl kustomize` on a repo folder, once per folder (tests only read the result). */
-function render(dir: string): Promise<Rendered> {
-  let rendered = renders.get(dir);
-  if (rendered === undefined) {
-    rendered = run('kubectl', ['kustomize', join(REPO, dir)]).then(({ stdout }) => ({ yaml: stdout, objects: loadAll(stdout) as KubeObject[] }));
-    renders.set(dir, rendered);
-  }
-  return rendered;
-}
-
-/** renderWith renders a throwaway kustomization whose resources and components are repo paths. */
-async function renderWith(k: { resources: string[]; components: string[]; namespace?: string; images?: object[] }): Promise<Rendered> {
-  const dir = await mkdtemp(join(tmpdir(), 'finalizer-sweeper-kustomize-'));
-  try {
-    // kustomize accepts only relative paths to other kustomizations.
-    const rel = (p: string): string => relative(dir, join(REPO, p));
-    const kustomization = { ...k, resources: k.resources.map(rel), components: k.components.map(rel) };
-    await writeFile(join(dir, 'kustomization.yaml'), JSON.stringify(kustomization));
-    const { stdout } = await run('kubectl', ['kustomize', dir]);
-    return { yaml: stdout, objects: loadAll(stdout) as KubeObject[] };
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-}
-
-/** summary lists Kind/namespace/name, sorted, with the generated ConfigMap hash as `*`. */
-function summary(objects: KubeObject[]): string[] {
-  return objects
-    .map((o) => [o.kind, o.metadata.namespace, o.metadata.name].filter((p) => p !== undefined).join('/'))
-    .map((s) => s.replace(/^(ConfigMap\/.*-config-)[a-z0-9]+$/, '$1*'))
-    .sort();
-}
-
-function find(objects: KubeObject[], kind: string, name: string): KubeObject {
-  const found = objects.find((o) => o.kind === kind && o.metadata.name === name);
-  assert.ok(found, `${kind}/${name} should be rendered`);
-  return found;
-}
-
-function deployment(objects: KubeObject[], name: string): Deployment {
-  return find(objects, 'Deployment', name) as Deployment;
-}
-
-/** podOwner is the Deployment that runs our container: ours, or Argo's with ours as a sidecar. */
-function podOwner(objects: KubeObject[]): Deployment {
-  const owners = (objects.filter((o) => o.kind === 'Deployment') as Deployment[]).filter((d) =>
-    d.spec.template.spec.containers.some((c) => c.name === CONTAINER),
-  );
-  assert.equal(owners.length, 1, 'exactly one Deployment should run the finalizer-sweeper container');
-  return owners[0] as Deployment;
-}
-
-function ourContainer(d: Deployment): Container {
-  const container = d.spec.template.spec.containers.find((c) => c.name === CONTAINER);
-  assert.ok(container, `${d.metadata.name} should run the ${CONTAINER} container`);
-  return container;
-}
-
-/** Launch is how the kubelet would start our container: its args, environment and config file. */
-interface Launch {
-  args: string[];
-  env: Record<string, string>;
-  configPath: string;
-  configText: string;
-}
-
-/**
- * containerLaunch reads our container as the kubelet would run it: args as written, environment
- * with field references resolved, and the config file it mounts, taken from the rendered ConfigMap.
- */
-function containerLaunch(objects: KubeObject[], owner: Deployment): Launch {
-  const container = ourContainer(owner);
-  const fieldValues: Record<string, string> = { 'metadata.namespace': owner.metadata.namespace ?? '' };
-  const env = Object.fromEntries(
-    (container.env ?? []).map((e) => {
-      const field = e.valueFrom?.fieldRef?.fieldPath;
-      const value = field === undefined ? e.value : fieldValues[field];
-      assert.ok(value !== undefined, `env ${e.name}: only values and metadata.namespace are resolved here`);
-      return [e.name, value];
-    }),
-  );
-  const configPath = (container.args ?? []).find((a) => a.startsWith('--config='))?.slice('--config='.length) ?? '';
-  const mount = container.volumeMounts?.find((m) => configPath.startsWith(`${m.mountPath}/`));
-  assert.ok(mount, `--config=${configPath} should lie in a mounted volume`);
-  const volume = owner.spec.template.spec.volumes?.find((v) => v.name === mount.name);
-  const configMap = find(objects, 'ConfigMap', volume?.configMap?.name ?? '(no ConfigMap volume)') as KubeObject & {
-    data: Record<string, string>;
-  };
-  const configText = configMap.data[configPath.slice(mount.mountPath.length + 1)];
-  assert.ok(configText !== undefined, `the ConfigMap should hold ${configPath}`);
-  return { args: container.args ?? [], env, configPath, configText };
-}
-
-/** containerSettings loads Settings from a Launch through the CLI's own flag definitions and loader. */
-async function containerSettings(objects: KubeObject[], owner: Deployment): Promise<Settings> {
-  const launch = containerLaunch(objects, owner);
-  const [command, ...flags] = launch.args;
-  assert.equal(command, 'controller');
-  const argv = await defineControllerOptions(yargs(flags))
-    .strict()
-    .exitProcess(false)
-    .fail((message, err) => {
-      throw err ?? new Error(message);
-    })
-    .parseAsync();
-  const file = parseConfigText(launch.configText, launch.configPath);
-  return resolveSettings({ argv, env: launch.env, command: 'controller', file });
-}
 
 /**
  * moduleGraph follows the runtime imports (static, dynamic and re-exports; not `import type`)
@@ -1327,102 +870,4 @@ function inBuildContext(file: string, dockerignore: string): boolean {
     if (matches) included = negated;
   }
   return included;
-}
-
-function pick<T extends object, K extends keyof T>(o: T, keys: K[]): Pick<T, K> {
-  return Object.fromEntries(keys.map((k) => [k, o[k]])) as Pick<T, K>;
-}
-
-/** applyUntilTestEnds applies the objects for real, and deletes all but the Namespaces when the test ends. */
-async function applyUntilTestEnds(t: TestContext, rendered: Rendered): Promise<void> {
-  await ensureNamespaces(rendered.objects);
-  await kubectl(['apply', '-f', '-'], rendered.yaml);
-  // The flavours share cluster-wide names (ClusterRole finalizer-sweeper): remove them again.
-  t.after(() => kubectl(['delete', '--ignore-not-found', '-f', '-'], withoutNamespaces(rendered.objects)));
-}
-
-/** serviceAccountKubeconfig writes a kubeconfig that authenticates with a token of the service account. */
-async function serviceAccountKubeconfig(t: TestContext, namespace: string, account: string): Promise<string> {
-  const { stdout: token } = await kubectl(['create', 'token', account, '-n', namespace]);
-  const dir = await mkdtemp(join(tmpdir(), 'finalizer-sweeper-sa-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
-  const path = join(dir, 'kubeconfig.yaml');
-  const kubeconfig = {
-    apiVersion: 'v1',
-    kind: 'Config',
-    clusters: [{ name: 'test', cluster: { server: plane.server, 'certificate-authority-data': plane.caData } }],
-    users: [{ name: account, user: { token: token.trim() } }],
-    contexts: [{ name: 'test', context: { cluster: 'test', user: account, namespace } }],
-    'current-context': 'test',
-  };
-  await writeFile(path, JSON.stringify(kubeconfig));
-  return path;
-}
-
-/**
- * startController runs `node src/cli.ts` as the container would, with its args, environment and
- * config file, plus a kubeconfig and loopback bind addresses (later flags win). It is stopped
- * with SIGTERM, by PID, when the test ends.
- */
-async function startController(t: TestContext, launch: Launch, kubeconfig: string): Promise<{ output(): string }> {
-  const dir = await mkdtemp(join(tmpdir(), 'finalizer-sweeper-config-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
-  const configPath = join(dir, 'finalizer-sweeper.yaml');
-  await writeFile(configPath, launch.configText);
-  const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('FINALIZER_SWEEPER_')));
-  const args = [
-    'src/cli.ts', ...launch.args,
-    `--config=${configPath}`, `--kubeconfig=${kubeconfig}`,
-    '--metrics-bind-address=127.0.0.1:0', '--health-probe-bind-address=127.0.0.1:0',
-  ];
-  const child = spawn(process.execPath, args, { cwd: REPO, env: { ...inherited, ...launch.env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout.setEncoding('utf8').on('data', (d: string) => (output += d));
-  child.stderr.setEncoding('utf8').on('data', (d: string) => (output += d));
-  const exited = new Promise<void>((resolve) => child.on('close', () => resolve()));
-  t.after(async () => {
-    child.kill('SIGTERM');
-    const killer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-    await exited;
-    clearTimeout(killer);
-  });
-  return { output: () => output };
-}
-
-/** ensureNamespaces creates the namespaces the objects live in; dry runs do not create them. */
-async function ensureNamespaces(objects: KubeObject[]): Promise<void> {
-  const names = new Set(objects.flatMap((o) => (o.metadata.namespace ? [o.metadata.namespace] : [])));
-  for (const name of names) {
-    const manifest = { apiVersion: 'v1', kind: 'Namespace', metadata: { name } };
-    await kubectl(['apply', '-f', '-'], JSON.stringify(manifest));
-  }
-}
-
-/** withoutNamespaces is the objects as one List, leaving out Namespaces (shared by tests). */
-function withoutNamespaces(objects: KubeObject[]): string {
-  return JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects.filter((o) => o.kind !== 'Namespace') });
-}
-
-/** kubectl runs kubectl against this file's control plane and fails on a non-zero exit. */
-function kubectl(args: string[], input?: string): Promise<{ stdout: string }> {
-  return run('kubectl', ['--kubeconfig', plane.kubeconfigPath, ...args], input);
-}
-
-async function run(cmd: string, args: string[], input?: string, env?: Record<string, string>): Promise<{ stdout: string }> {
-  const { code, stdout, stderr } = await spawnCollect(cmd, args, input, env);
-  if (code !== 0) throw new Error(`${cmd} ${args.join(' ')}: exit ${code}\n${stderr}`);
-  return { stdout };
-}
-
-function spawnCollect(cmd: string, args: string[], input?: string, env?: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { stdio: ['pipe', 'pipe', 'pipe'], ...(env !== undefined ? { env: { ...process.env, ...env } } : {}) });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(input ?? '');
-  });
 }

@@ -1,0 +1,165 @@
+// Install and uninstall, round trip, on every route, on the local control plane: Argo installed
+// alone, then each route installed as the README gives it (monitoring included where it has any),
+// the controller run where it takes a Lease, then docs/operations.md's "Uninstalling" block for
+// that route run line by line as written. After it nothing of ours is left (no RBAC, no settings, no
+// Service, no Lease, no ServiceMonitor, no PrometheusRule that would page FinalizerSweeperAbsent)
+// and Argo's Deployment has the spec it had before the install. This file starts its own control
+// plane with --authorization-mode RBAC (test/support/deploy.ts).
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { test, type TestContext } from 'node:test';
+import { loadAll } from 'js-yaml';
+import { Cluster } from '../../src/testbed/cluster.ts';
+import {
+  containerLaunch, deployment, deployPlane, kubectl, PROMETHEUS_RULE_CRD, REPO, render, run, serviceAccountKubeconfig, SERVICE_MONITOR_CRD,
+  startController, useDeployPlane, type Deployment, type KubeObject,
+} from '../support/deploy.ts';
+import { helm, helmCommandArgs, liveController, readmeHelmCommand } from '../support/helm-chart.ts';
+
+// The Prometheus Operator's CRDs: the routes' monitoring is installed and uninstalled too.
+useDeployPlane([SERVICE_MONITOR_CRD, PROMETHEUS_RULE_CRD]);
+
+/** OUR_KINDS are every kind an install of ours makes, on any route, the controller's Lease included. */
+const OUR_KINDS = 'namespaces,clusterroles,clusterrolebindings,roles,rolebindings,configmaps,services,serviceaccounts,deployments,leases,servicemonitors,prometheusrules';
+
+/** leftovers lists every object of OUR_KINDS, in any namespace, whose name is ours. */
+async function leftovers(): Promise<string[]> {
+  const { stdout } = await kubectl(['get', OUR_KINDS, '-A', '-o', 'json']);
+  const items = (JSON.parse(stdout) as { items: KubeObject[] }).items;
+  return items.filter((o) => o.metadata.name.startsWith('finalizer-sweeper') || o.metadata.name.endsWith('-finalizer-sweeper'))
+    .map((o) => [o.kind, o.metadata.namespace, o.metadata.name].filter((p) => p !== undefined).join('/'));
+}
+
+/** uninstallBlock is the shell block of a route under docs/operations.md's "Uninstalling", without its comments. */
+async function uninstallBlock(route: string): Promise<string[]> {
+  const doc = await readFile(join(REPO, 'docs/operations.md'), 'utf8');
+  const section = /\n## Uninstalling\n([\s\S]*?)\n## /.exec(doc)?.[1] ?? '';
+  const block = new RegExp(`### ${route}\\n[\\s\\S]*?\`\`\`sh\\n([\\s\\S]*?)\`\`\``).exec(section)?.[1];
+  assert.ok(block, `docs/operations.md, Uninstalling, ${route}: a sh block`);
+  return block.split('\n').filter((l) => l.trim() !== '' && !l.startsWith('#'));
+}
+
+/** shell runs a documented command from the repository root against this file's control plane. */
+function shell(command: string): Promise<{ stdout: string }> {
+  return run('sh', ['-c', `cd ${JSON.stringify(REPO)} && ${command}`], undefined, { KUBECONFIG: deployPlane().kubeconfigPath });
+}
+
+async function specOf(namespace: string, name: string): Promise<unknown> {
+  const { stdout } = await kubectl(['-n', namespace, 'get', 'deployment', name, '-o', 'json']);
+  return (JSON.parse(stdout) as Deployment).spec;
+}
+
+/** runUntilLease runs the controller as the install's container would, under Argo's account, until it holds its Lease; then stops it. */
+async function runUntilLease(t: TestContext, objects: KubeObject[], owner: Deployment, account: string): Promise<void> {
+  const namespace = owner.metadata.namespace ?? '';
+  const controller = await startController(t, containerLaunch(objects, owner), await serviceAccountKubeconfig(t, namespace, account));
+  const cluster = new Cluster({ server: deployPlane().server, caData: deployPlane().caData, token: deployPlane().token });
+  t.after(() => cluster.close());
+  type Lease = { spec?: { holderIdentity?: string } };
+  const held = async () => Boolean((await cluster.client.call<Lease>('GET', `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/finalizer-sweeper`).catch(() => ({}) as Lease)).spec?.holderIdentity);
+  await cluster.waitFor(held, 60_000, 'the controller to take its Lease').catch((err: unknown) => {
+    throw new Error(`${String(err)}; the controller's last output:\n${controller.output().slice(-4000)}`);
+  });
+  await controller.stop();
+}
+
+/** kustomizationDir writes a kustomization of repo paths to a folder of its own, deleted when the test ends. */
+async function kustomizationDir(t: TestContext, k: { namespace: string; resources: string[]; components: string[] }): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'finalizer-sweeper-uninstall-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const rel = (p: string): string => relative(dir, join(REPO, p));
+  await writeFile(join(dir, 'kustomization.yaml'), JSON.stringify({ ...k, resources: k.resources.map(rel), components: k.components.map(rel) }));
+  return dir;
+}
+
+test('the sidecar on Argo\'s manifests, with kube-prometheus-stack monitoring: installed, run, uninstalled as documented, leaves nothing of ours and Argo\'s Deployment as before', async (t) => {
+  const argo = { namespace: 'argo', resources: ['test/fixtures/argo/namespace-install'], components: [] };
+  const argoOnly = await kustomizationDir(t, argo);
+  const withSweeper = await kustomizationDir(t, {
+    ...argo,
+    resources: [...argo.resources, 'deploy/monitoring-settings'],
+    components: ['deploy/sidecar', 'deploy/components/own-namespace', 'deploy/components/kube-prometheus-stack', 'deploy/components/dashboard'],
+  });
+  await kubectl(['create', 'namespace', 'argo']);
+  t.after(() => kubectl(['delete', 'namespace', 'argo', '--ignore-not-found']));
+  await kubectl(['apply', '-k', argoOnly]);
+  const before = await specOf('argo', 'workflow-controller');
+
+  await kubectl(['apply', '-k', withSweeper]);
+  const installed = loadAll((await kubectl(['kustomize', withSweeper])).stdout) as KubeObject[];
+  assert.ok((await leftovers()).includes('PrometheusRule/argo/finalizer-sweeper'), 'installed');
+  await runUntilLease(t, installed, deployment(installed, 'workflow-controller'), 'argo');
+
+  for (const command of await uninstallBlock('Sidecar on Argo\'s manifests')) await shell(command.replace('path/to/your/argo-kustomization', argoOnly));
+
+  assert.deepEqual(await leftovers(), []);
+  assert.deepEqual(await specOf('argo', 'workflow-controller'), before);
+});
+
+test('the patch route on an Argo installed without kustomize, with deploy/monitoring: installed, run, uninstalled as documented, leaves nothing of ours and Argo\'s Deployment as before', async (t) => {
+  const argo = await render('test/fixtures/argo/base/workflow-controller');
+  const argoObjects = argo.objects.map((o) => (o.kind === 'PriorityClass' ? o : { ...o, metadata: { ...o.metadata, namespace: 'argo' } }));
+  const argoList = JSON.stringify({ apiVersion: 'v1', kind: 'List', items: argoObjects });
+  await kubectl(['create', 'namespace', 'argo']);
+  t.after(() => kubectl(['delete', 'namespace', 'argo', '--ignore-not-found']));
+  t.after(() => kubectl(['delete', '--ignore-not-found', '-f', '-'], argoList));
+  await kubectl(['apply', '-f', '-'], argoList);
+  const before = await specOf('argo', 'workflow-controller');
+  const readme = await readFile(join(REPO, 'README.md'), 'utf8');
+  const install = /### Sidecar on an existing install\n[\s\S]*?```sh\n([\s\S]*?)```/.exec(readme)?.[1]?.split('\n').filter((l) => l.startsWith('kubectl')) ?? [];
+  assert.equal(install.length, 2, 'the README\'s two commands');
+
+  for (const command of [...install, 'kubectl apply -k deploy/monitoring']) await shell(command);
+  const live = JSON.parse((await kubectl(['-n', 'argo', 'get', 'deployment', 'workflow-controller', '-o', 'json'])).stdout) as Deployment;
+  assert.deepEqual(live.spec.template.spec.containers.map((c) => c.name), ['workflow-controller', 'finalizer-sweeper'], 'installed');
+  await runUntilLease(t, (await render('deploy/sidecar-patch')).objects, live, 'argo');
+
+  const uninstall = await uninstallBlock('Sidecar on an existing install');
+  for (const command of uninstall) await shell(command);
+  const again = await shell(uninstall[0] ?? '');
+
+  assert.deepEqual(await leftovers(), []);
+  assert.deepEqual(await specOf('argo', 'workflow-controller'), before);
+  assert.match(again.stdout, /no change/, 'the reverse patch run again changes nothing');
+});
+
+test('standalone and namespaced: installed, run, uninstalled as documented, leave nothing of ours', async (t) => {
+  await kubectl(['create', 'namespace', 'argo']);
+  t.after(() => kubectl(['delete', 'namespace', 'argo', '--ignore-not-found']));
+  await shell('kubectl apply -k deploy/standalone');
+  await shell('kubectl apply -k deploy/namespaced');
+  const namespaced = (await render('deploy/namespaced')).objects;
+  await runUntilLease(t, namespaced, deployment(namespaced, 'finalizer-sweeper'), 'finalizer-sweeper');
+  assert.ok((await leftovers()).includes('Lease/argo/finalizer-sweeper'), 'installed and run');
+
+  for (const command of await uninstallBlock('Standalone and namespaced')) await shell(command);
+
+  assert.deepEqual(await leftovers(), []);
+});
+
+test('the Helm values: installed with the README\'s helm upgrade, uninstalled as documented, leave nothing of ours and Argo\'s Deployment as before', async (t) => {
+  const install = await readmeHelmCommand();
+  const uninstall = await uninstallBlock('With Argo\'s Helm chart');
+  const [argoAlone, ...rest] = uninstall;
+  assert.match(argoAlone ?? '', /^helm upgrade --install /);
+  const argoArgs = [...helmCommandArgs(argoAlone ?? ''), '--set', 'crds.install=false'];
+  const namespace = install[install.indexOf('-n') + 1] ?? '';
+  t.after(() => helm(['uninstall', 'argo-workflows', '-n', namespace, '--wait']).catch(() => undefined));
+  t.after(() => kubectl(['delete', 'namespace', namespace, '--ignore-not-found']));
+  await helm([...argoArgs, '--create-namespace']);
+  const name = (await liveController(namespace)).metadata.name;
+  const before = await specOf(namespace, name);
+
+  await helm([...install, '--set', 'crds.install=false']);
+  await shell('kubectl apply -k deploy/monitoring');
+  assert.deepEqual((await liveController(namespace)).spec.template.spec.containers.map((c) => c.name), ['controller', 'finalizer-sweeper'], 'installed');
+  assert.ok((await leftovers()).includes('ClusterRole/argo-workflows-finalizer-sweeper'), 'installed');
+
+  await helm(argoArgs);
+  for (const command of rest) await shell(command);
+
+  assert.deepEqual(await leftovers(), []);
+  assert.deepEqual(await specOf(namespace, name), before);
+});

@@ -22,7 +22,7 @@ import { helm, helmCommandArgs, liveController, readmeHelmCommand } from '../sup
 useDeployPlane([SERVICE_MONITOR_CRD, PROMETHEUS_RULE_CRD]);
 
 /** OUR_KINDS are every kind an install of ours makes, on any route, the controller's Lease included. */
-const OUR_KINDS = 'namespaces,clusterroles,clusterrolebindings,roles,rolebindings,configmaps,services,serviceaccounts,deployments,leases,servicemonitors,prometheusrules';
+const OUR_KINDS = 'namespaces,clusterroles,clusterrolebindings,roles,rolebindings,configmaps,services,serviceaccounts,deployments,poddisruptionbudgets,leases,servicemonitors,prometheusrules';
 
 /** leftovers lists every object of OUR_KINDS, in any namespace, whose name is ours. */
 async function leftovers(): Promise<string[]> {

@@ -674,6 +674,9 @@ for (const { flavour, account, workIn } of CONTROLLER_CASES) {
     const wf = await cluster.createWorkflow(newWorkflow({ namespace: workNamespace, name: 'wf' }));
     await cluster.createPod(newPod({ namespace: workNamespace, name: 'wf-step', workflow: { name: 'wf', uid: wf.metadata.uid ?? '' } }));
     const controller = await startController(t, containerLaunch(rendered.objects, owner), await serviceAccountKubeconfig(t, namespace, account));
+    // Its RBAC goes first when the test ends (hooks run in the order they were added), so it cannot
+    // release its Lease: delete it after the controller has stopped, or later tests read it as held.
+    t.after(() => kubectl(['-n', namespace, 'delete', 'lease', 'finalizer-sweeper', '--ignore-not-found']));
 
     await cluster.deleteWorkflow(workNamespace, 'wf');
 

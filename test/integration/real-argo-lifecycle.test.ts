@@ -7,10 +7,10 @@
 // Argo's finalizer, to Argo or to us, before a stored version of its Workflow holds its node
 // fulfilled (test/support/freeing-order.ts). Argo's warnings about us (a 409 on a finalizer we
 // removed first) are counted and printed, not asserted.
-import { after, before, test, type TestContext } from 'node:test';
+import { before, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
-import { startArgoBed, type ArgoBed } from '../../src/testbed/argo-bed.ts';
+import type { ArgoBed } from '../../src/testbed/argo-bed.ts';
+import { useArgoBed } from '../support/argo-bed-suite.ts';
 import { startArgo } from '../../src/testbed/argo-controller.ts';
 import { RESULT_HOLD } from '../../src/testbed/argo-driver.ts';
 import { bedWorkflow, podNodes, type BedNode, type BedWorkflow } from '../../src/testbed/argo-workflows.ts';
@@ -19,8 +19,7 @@ import { ARGO_FINALIZER, type PodObject } from '../../src/testbed/fixtures.ts';
 import { KWOK_ANNOTATIONS } from '../../src/testbed/kwok.ts';
 import { ARGO_KILLED, argoFulfilled, finished, listWorkflows, recordFaults, type NodeExpectation } from '../support/argo-records.ts';
 import { FreeingOrder } from '../support/freeing-order.ts';
-import { removals, startController, type RunningController } from '../support/controller.ts';
-import type { Settings } from '../../src/config/settings.ts';
+import { removals } from '../support/controller.ts';
 
 const LONG = 300_000;
 /** OTHER is another party's finalizer, put on some pods beside Argo's: it must outlive everything here. */
@@ -28,47 +27,17 @@ const OTHER = 'test.finalizer-sweeper.io/keep';
 const WORKFLOW_LABEL = 'workflows.argoproj.io/workflow';
 const NODE_NAME = 'workflows.argoproj.io/node-name';
 
+const suite = useArgoBed();
 let bed: ArgoBed;
 let cluster: Cluster;
-
-before(async () => {
-  const started = performance.now();
-  bed = await startArgoBed();
-  cluster = new Cluster(bed.plane);
-  console.log(`real-Argo bed: ${bed.plane.serverVersion}, workflow-controller pid ${bed.argo.pid}, kwok pid ${bed.kwok.pid} (started in ${((performance.now() - started) / 1000).toFixed(1)} s)`);
-});
-
-after(async () => {
-  cluster?.close();
-  await bed?.stop();
-});
-
-async function newNamespace(t: TestContext, prefix: string): Promise<string> {
-  const ns = `${prefix}-${randomBytes(3).toString('hex')}`;
-  await cluster.createNamespace(ns);
-  t.after(() => cluster.deleteNamespace(ns));
-  return ns;
-}
-
-async function run(t: TestContext, settings: Partial<Settings> & { namespaces: string[] }): Promise<RunningController> {
-  const c = await startController(bed.plane.kubeconfigPath, settings);
-  t.after(() => c.stop());
-  await cluster.waitFor(async () => c.controller.synced(), LONG, 'the controller caches to sync');
-  return c;
-}
+before(async () => ({ bed, cluster } = await suite.started));
+const { newNamespace, run, createWorkflows } = suite;
 
 /** watchOrder follows the namespace's pods and Workflows until the test ends (see FreeingOrder). */
 async function watchOrder(t: TestContext, ns: string): Promise<FreeingOrder> {
   const order = await FreeingOrder.start(cluster.client, ns);
   t.after(() => order.stop());
   return order;
-}
-
-async function createWorkflows(workflows: object[]): Promise<void> {
-  await mapConcurrent(workflows, 8, (wf) => {
-    const { namespace } = (wf as { metadata: { namespace: string } }).metadata;
-    return cluster.client.call('POST', `/apis/argoproj.io/v1alpha1/namespaces/${namespace}/workflows`, wf);
-  });
 }
 
 /**

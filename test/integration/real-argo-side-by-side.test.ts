@@ -4,55 +4,24 @@
 // Workflow ends in the phase Argo alone gives it, every node's task result synced, no node marked
 // "pod deleted". Argo's warnings about us (a 409 on a finalizer we removed first) are counted and
 // printed, not asserted: they are Argo dropping work that is already done.
-import { after, before, test, type TestContext } from 'node:test';
+import { before, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
-import { startArgoBed, type ArgoBed } from '../../src/testbed/argo-bed.ts';
+import type { ArgoBed } from '../../src/testbed/argo-bed.ts';
+import { useArgoBed } from '../support/argo-bed-suite.ts';
 import { RESULT_HOLD } from '../../src/testbed/argo-driver.ts';
 import { bedWorkflow, podNodes, type BedWorkflow } from '../../src/testbed/argo-workflows.ts';
 import { Cluster, mapConcurrent } from '../../src/testbed/cluster.ts';
 import { ARGO_FINALIZER, type PodObject } from '../../src/testbed/fixtures.ts';
 import { finished, listWorkflows, recordFaults } from '../support/argo-records.ts';
-import { removals, startController, type RunningController } from '../support/controller.ts';
-import type { Settings } from '../../src/config/settings.ts';
+import { removals } from '../support/controller.ts';
 
 const LONG = 300_000;
 
+const suite = useArgoBed();
 let bed: ArgoBed;
 let cluster: Cluster;
-
-before(async () => {
-  const started = performance.now();
-  bed = await startArgoBed();
-  cluster = new Cluster(bed.plane);
-  console.log(`real-Argo bed: ${bed.plane.serverVersion}, workflow-controller pid ${bed.argo.pid}, kwok pid ${bed.kwok.pid} (started in ${((performance.now() - started) / 1000).toFixed(1)} s)`);
-});
-
-after(async () => {
-  cluster?.close();
-  await bed?.stop();
-});
-
-async function newNamespace(t: TestContext, prefix: string): Promise<string> {
-  const ns = `${prefix}-${randomBytes(3).toString('hex')}`;
-  await cluster.createNamespace(ns);
-  t.after(() => cluster.deleteNamespace(ns));
-  return ns;
-}
-
-async function run(t: TestContext, settings: Partial<Settings> & { namespaces: string[] }): Promise<RunningController> {
-  const c = await startController(bed.plane.kubeconfigPath, settings);
-  t.after(() => c.stop());
-  await cluster.waitFor(async () => c.controller.synced(), LONG, 'the controller caches to sync');
-  return c;
-}
-
-async function createWorkflows(workflows: object[]): Promise<void> {
-  await mapConcurrent(workflows, 8, (wf) => {
-    const { namespace } = (wf as { metadata: { namespace: string } }).metadata;
-    return cluster.client.call('POST', `/apis/argoproj.io/v1alpha1/namespaces/${namespace}/workflows`, wf);
-  });
-}
+before(async () => ({ bed, cluster } = await suite.started));
+const { newNamespace, run, createWorkflows } = suite;
 
 const holdsArgos = (p: PodObject | null | undefined): boolean => p?.metadata.finalizers?.includes(ARGO_FINALIZER) ?? false;
 

@@ -11,10 +11,10 @@
 // database, and without one (sqldb.ExplosiveOffloadNodeStatusRepo) fails with "offload node status
 // is not supported", and persistUpdates marks the Workflow Error. The bed lowers the variable,
 // Argo's own setting, so that tens of pods reach it instead of thousands.
-import { after, before, test, type TestContext } from 'node:test';
+import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
-import { startArgoBed, type ArgoBed } from '../../src/testbed/argo-bed.ts';
+import type { ArgoBed } from '../../src/testbed/argo-bed.ts';
+import { useArgoBed } from '../support/argo-bed-suite.ts';
 import { startArgo } from '../../src/testbed/argo-controller.ts';
 import { RESULT_HOLD } from '../../src/testbed/argo-driver.ts';
 import { nodesOf, podNodes, type BedWorkflow } from '../../src/testbed/argo-workflows.ts';
@@ -22,8 +22,7 @@ import { Cluster } from '../../src/testbed/cluster.ts';
 import { ARGO_FINALIZER, type PodObject } from '../../src/testbed/fixtures.ts';
 import { KWOK_ANNOTATIONS } from '../../src/testbed/kwok.ts';
 import { finished, recordFaults } from '../support/argo-records.ts';
-import { removals, startController, type Removal, type RunningController } from '../support/controller.ts';
-import type { Settings } from '../../src/config/settings.ts';
+import { removals, type Removal } from '../support/controller.ts';
 
 const LONG = 300_000;
 
@@ -39,33 +38,11 @@ const ARGO_ENV = { MAX_WORKFLOW_SIZE: String(MAX_WORKFLOW_SIZE) };
 const TOO_LARGE = 'workflow is longer than maximum allowed size';
 const NO_OFFLOAD = 'offload node status is not supported';
 
+const suite = useArgoBed({ argo: { env: ARGO_ENV } });
 let bed: ArgoBed;
 let cluster: Cluster;
-
-before(async () => {
-  bed = await startArgoBed({ argo: { env: ARGO_ENV } });
-  cluster = new Cluster(bed.plane);
-  console.log(`real-Argo bed: ${bed.plane.serverVersion}, workflow-controller pid ${bed.argo.pid} with MAX_WORKFLOW_SIZE=${MAX_WORKFLOW_SIZE}`);
-});
-
-after(async () => {
-  cluster?.close();
-  await bed?.stop();
-});
-
-async function newNamespace(t: TestContext, prefix: string): Promise<string> {
-  const ns = `${prefix}-${randomBytes(3).toString('hex')}`;
-  await cluster.createNamespace(ns);
-  t.after(() => cluster.deleteNamespace(ns));
-  return ns;
-}
-
-async function run(t: TestContext, settings: Partial<Settings> & { namespaces: string[] }): Promise<RunningController> {
-  const c = await startController(bed.plane.kubeconfigPath, settings);
-  t.after(() => c.stop());
-  await cluster.waitFor(async () => c.controller.synced(), LONG, 'the controller caches to sync');
-  return c;
-}
+before(async () => ({ bed, cluster } = await suite.started));
+const { newNamespace, run } = suite;
 
 /** restartArgo replaces the bed's workflow-controller by one started with these flags (and the bed's threshold). */
 async function restartArgo(args: string[]): Promise<void> {

@@ -5,10 +5,10 @@
 // driver). Each test is judged on Argo's record: every Workflow ends in the phase Argo alone gives
 // it, every node's task result synced, no node marked "pod deleted"; and on our removals: none of
 // a pod whose result Argo still needs.
-import { after, before, test, type TestContext } from 'node:test';
+import { before, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
-import { startArgoBed, type ArgoBed } from '../../src/testbed/argo-bed.ts';
+import type { ArgoBed } from '../../src/testbed/argo-bed.ts';
+import { useArgoBed } from '../support/argo-bed-suite.ts';
 import { startArgo, type RunningArgo } from '../../src/testbed/argo-controller.ts';
 import { RESULT_HOLD } from '../../src/testbed/argo-driver.ts';
 import { bedWorkflow, type BedNode, type BedWorkflow } from '../../src/testbed/argo-workflows.ts';
@@ -18,47 +18,17 @@ import { ApiError } from '../../src/testbed/http.ts';
 import { KWOK_ANNOTATIONS } from '../../src/testbed/kwok.ts';
 import { finished, listWorkflows, recordFaults } from '../support/argo-records.ts';
 import { argoRetry } from '../support/argo-retry.ts';
-import { removals, spawnController, startController, type Removal, type RunningController } from '../support/controller.ts';
-import type { Settings } from '../../src/config/settings.ts';
+import { removals, spawnController, type Removal, type RunningController } from '../support/controller.ts';
 
 const LONG = 300_000;
 const INSTANCE = 'workflows.argoproj.io/controller-instanceid';
 const OTHER_INSTANCES_WARNING = 'workflow pods of another instance ID are left out by this sweeper\'s selector';
 
+const suite = useArgoBed();
 let bed: ArgoBed;
 let cluster: Cluster;
-
-before(async () => {
-  bed = await startArgoBed();
-  cluster = new Cluster(bed.plane);
-  console.log(`real-Argo bed: ${bed.plane.serverVersion}, workflow-controller pid ${bed.argo.pid}, kwok pid ${bed.kwok.pid}`);
-});
-
-after(async () => {
-  cluster?.close();
-  await bed?.stop();
-});
-
-async function newNamespace(t: TestContext, prefix: string): Promise<string> {
-  const ns = `${prefix}-${randomBytes(3).toString('hex')}`;
-  await cluster.createNamespace(ns);
-  t.after(() => cluster.deleteNamespace(ns));
-  return ns;
-}
-
-async function run(t: TestContext, settings: Partial<Settings> & { namespaces: string[] }): Promise<RunningController> {
-  const c = await startController(bed.plane.kubeconfigPath, settings);
-  t.after(() => c.stop());
-  await cluster.waitFor(async () => c.controller.synced(), LONG, 'the controller caches to sync');
-  return c;
-}
-
-async function createWorkflows(workflows: object[]): Promise<void> {
-  await mapConcurrent(workflows, 8, (wf) => {
-    const { namespace } = (wf as { metadata: { namespace: string } }).metadata;
-    return cluster.client.call('POST', `/apis/argoproj.io/v1alpha1/namespaces/${namespace}/workflows`, wf);
-  });
-}
+before(async () => ({ bed, cluster } = await suite.started));
+const { newNamespace, run, createWorkflows } = suite;
 
 /** finishedWorkflows waits until Argo has completed the Workflows named, and returns them as stored. */
 async function finishedWorkflows(namespace: string, names: readonly string[]): Promise<BedWorkflow[]> {

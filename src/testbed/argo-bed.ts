@@ -6,13 +6,15 @@
 import { findArgoBedBinaries, type ArgoBedBinaries } from './argo-binaries.ts';
 import { startArgo, type ArgoOptions, type RunningArgo } from './argo-controller.ts';
 import { ArgoDriver } from './argo-driver.ts';
-import { startControlPlane, type ControlPlane } from './control-plane.ts';
+import { startControlPlane, type ControlPlane, type ControlPlaneOptions } from './control-plane.ts';
 import { loadCrdDir } from './crds.ts';
 import { startKwok, type RunningKwok } from './kwok.ts';
 
 export interface ArgoBedOptions {
   /** How Argo is started (namespaced, instance ID, environment). */
   argo?: ArgoOptions;
+  /** Flags of the control plane's programs (Argo's CRDs are always installed). */
+  plane?: Pick<ControlPlaneOptions, 'apiserverArgs' | 'controllerManagerArgs'>;
   /** Receives every output line of every program of the bed. */
   log?: (line: string) => void;
 }
@@ -30,7 +32,7 @@ export interface ArgoBed {
 
 export async function startArgoBed(opts: ArgoBedOptions = {}): Promise<ArgoBed> {
   const bins = await findArgoBedBinaries();
-  const plane = await startControlPlane({ crds: await loadCrdDir(bins.crdDir), log: opts.log });
+  const plane = await startControlPlane({ ...opts.plane, crds: await loadCrdDir(bins.crdDir), log: opts.log });
   const stops: (() => Promise<void>)[] = [() => plane.stop()];
   let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> =>

@@ -31,6 +31,8 @@ export interface ArgoOptions {
   env?: Record<string, string>;
   /** More flags, e.g. ['--pod-cleanup-workers', '8']. */
   args?: string[];
+  /** The kubeconfig it reaches the server with (e.g. through a proxy that counts its requests); default the plane's admin. */
+  kubeconfig?: string;
   /** Receives every output line, prefixed "workflow-controller: ". */
   log?: (line: string) => void;
 }
@@ -81,7 +83,7 @@ export async function startArgo(plane: ControlPlane, bins: ArgoBedBinaries, opts
   const logPath = join(dir, 'workflow-controller.log');
   const healthAddress = `127.0.0.1:${await freePort()}`;
   const args = [
-    '--kubeconfig', plane.kubeconfigPath,
+    '--kubeconfig', opts.kubeconfig ?? plane.kubeconfigPath,
     '--namespace', namespace,
     '--configmap', configMap,
     // Never pulled: no kubelet runs the pods (kwok plays them).

@@ -116,6 +116,11 @@ export function rssOf(pid: number): number | null {
   return statusKiB(pid, 'VmRSS');
 }
 
+/** peakRssOf is the largest resident set size of any process so far (VmHWM); null once gone. */
+export function peakRssOf(pid: number): number | null {
+  return statusKiB(pid, 'VmHWM');
+}
+
 /** statusKiB reads a field given in kB from /proc/PID/status, in bytes. */
 function statusKiB(pid: number, field: 'VmRSS' | 'VmHWM'): number | null {
   try {

@@ -8,7 +8,7 @@ import { compiledCli } from './lib/build.ts';
 import { startEnv, machineOf } from './lib/env.ts';
 import type { RunResult, ScenarioResult } from './lib/result.ts';
 import { renderRun, renderScenario, writeResults } from './report.ts';
-import type { Outcome, Scenario } from './scenarios/scenario.ts';
+import { scaled, type Outcome, type Scenario } from './scenarios/scenario.ts';
 import { massOrphaning } from './scenarios/mass-orphaning.ts';
 import { orphansFirst } from './scenarios/orphans-first.ts';
 import { churn } from './scenarios/churn.ts';
@@ -28,13 +28,17 @@ import { backlog } from './scenarios/backlog.ts';
 
 const SCENARIOS: Scenario[] = [massOrphaning, orphansFirst, churn, conflicts, memoryBandwidth, startup, sweep, goodNeighbour, atScale, budgetOverhead, soak, argoLagging, guardrail, decodeStall, queueFairness, backlog];
 
-const USAGE = `usage: npm run bench [-- --scenario N|name[,N|name…]] [--scale F]
-  --scenario  run only these scenarios (numbers or names: ${SCENARIOS.map((s) => `${s.id} ${s.key}`).join(', ')})
-  --scale     multiply every scenario's object counts by F (e.g. 0.1 for a quick run); default 1`;
+/** Real Argo's runs: 200 Workflows of 5 pods take a few minutes each on 2 shared cores (../shared/REAL-ARGO.md). */
+const REAL_ARGO_WORKFLOWS = 200;
+
+const USAGE = `usage: npm run bench [-- --scenario N|name[,N|name…]] [--scale F] [--real-argo-workflows N]
+  --scenario             run only these scenarios (numbers or names: ${SCENARIOS.map((s) => `${s.id} ${s.key}`).join(', ')})
+  --scale                multiply every scenario's object counts by F (e.g. 0.1 for a quick run); default 1
+  --real-argo-workflows  Workflows (of 5 pods) in each run with real Argo (scenarios ${SCENARIOS.filter((s) => 'realArgo' in s).map((s) => s.id).join(' and ')}); 0 skips those runs; default ${REAL_ARGO_WORKFLOWS} times the scale`;
 
 async function main(): Promise<number> {
   const { values } = parseArgs({
-    options: { scenario: { type: 'string', multiple: true }, scale: { type: 'string', default: '1' }, help: { type: 'boolean', default: false } },
+    options: { scenario: { type: 'string', multiple: true }, scale: { type: 'string', default: '1' }, 'real-argo-workflows': { type: 'string' }, help: { type: 'boolean', default: false } },
   });
   if (values.help) {
     console.log(USAGE);
@@ -42,6 +46,9 @@ async function main(): Promise<number> {
   }
   const scale = Number(values.scale);
   if (!(scale > 0 && scale <= 1)) return usage(`--scale must be a number in (0, 1], got "${values.scale}"`);
+  const given = values['real-argo-workflows'];
+  const realArgoWorkflows = given === undefined ? scaled(REAL_ARGO_WORKFLOWS, scale, 2) : Number(given);
+  if (!Number.isInteger(realArgoWorkflows) || realArgoWorkflows < 0) return usage(`--real-argo-workflows must be a whole number, 0 or more, got "${given}"`);
   const wanted = (values.scenario ?? []).flatMap((s) => s.split(',')).map((s) => s.trim()).filter((s) => s !== '');
   const chosen = wanted.length === 0 ? SCENARIOS : wanted.map((w) => SCENARIOS.find((s) => String(s.id) === w || s.key === w));
   if (chosen.some((s) => s === undefined)) return usage(`unknown scenario in "${wanted.join(',')}"`);
@@ -52,7 +59,7 @@ async function main(): Promise<number> {
   const results: ScenarioResult[] = [];
   let kubernetes = 'unknown';
   for (const scenario of chosen as Scenario[]) {
-    const result = await runScenario(scenario, scale, (v) => (kubernetes = v));
+    const result = await runScenario(scenario, scale, realArgoWorkflows, (v) => (kubernetes = v));
     results.push(result);
     console.log(`\n${renderScenario(result)}\n`);
   }
@@ -70,7 +77,7 @@ async function main(): Promise<number> {
   return results.some((r) => r.error !== undefined) ? 1 : 0;
 }
 
-async function runScenario(scenario: Scenario, scale: number, onVersion: (v: string) => void): Promise<ScenarioResult> {
+async function runScenario(scenario: Scenario, scale: number, realArgoWorkflows: number, onVersion: (v: string) => void): Promise<ScenarioResult> {
   const started = performance.now();
   const loadAtStart = loadavg()[0] ?? 0;
   const out: Outcome = { size: {}, rows: [], goals: [], notes: [] };
@@ -88,6 +95,7 @@ async function runScenario(scenario: Scenario, scale: number, onVersion: (v: str
       } finally {
         await env.stop();
       }
+      if (scenario.realArgo && realArgoWorkflows > 0) await scenario.realArgo({ scale, log, workflows: realArgoWorkflows }, out);
     }
   } catch (err) {
     error = err instanceof Error ? err.message : String(err);

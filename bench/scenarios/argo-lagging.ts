@@ -18,6 +18,7 @@ import { newPod } from '../../src/testbed/fixtures.ts';
 import { workflowStatus, type ArgoNode } from '../../src/testbed/argo-status.ts';
 import { NODE_ID_ANNOTATION } from '../../src/argo/node-status.ts';
 import type { Child } from '../lib/child.ts';
+import { realArgoLagging } from './real-argo.ts';
 import { scaled, type ClusterScenario, type ScenarioContext } from './scenario.ts';
 
 const PODS = 5_000;
@@ -119,6 +120,7 @@ export const argoLagging: ClusterScenario = {
       `finalizer-sweeper runs as a service account (${SWEEPER}); API requests are its own from just before the first batch to the last pod freed, lists, watches, Workflow reads and patches. The argo-style row counts its patches and list/watch starts.`,
     );
   },
+  realArgo: realArgoLagging,
 };
 
 /** sweeperWith starts finalizer-sweeper with its defaults plus `extraFlags`, as a service account. */

@@ -12,6 +12,7 @@ import { CeilingSeries, withRatio } from '../lib/ceiling-series.ts';
 import { meterProcesses, meterSelf, perThousand } from '../lib/cpu.ts';
 import { fig, format, goal, type Row } from '../lib/result.ts';
 import { per, ratePerSecond, ratio } from '../lib/stats.ts';
+import { realArgoOrphaning } from './real-argo.ts';
 import { scaled, type Outcome, type ClusterScenario, type ScenarioContext } from './scenario.ts';
 
 const WORKFLOWS = 50;
@@ -68,6 +69,7 @@ export const massOrphaning: ClusterScenario = {
       'CPU is the contender\'s process over the same window; for the ceiling, the benchmark\'s own process (its patch loop, and the watch that times every contender). Control-plane CPU is etcd, kube-apiserver and kube-controller-manager together (the garbage collector keeps marking pods meanwhile).',
     );
   },
+  realArgo: realArgoOrphaning,
 };
 
 interface Measured {

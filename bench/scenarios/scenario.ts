@@ -10,6 +10,11 @@ export interface LocalContext {
   log(message: string): void;
 }
 
+/** RealArgoContext: how many Workflows (of 5 pods) each real-Argo run creates (bench/scenarios/real-argo.ts). */
+export interface RealArgoContext extends LocalContext {
+  workflows: number;
+}
+
 export interface ScenarioContext extends LocalContext {
   env: BenchEnv;
 }
@@ -35,6 +40,12 @@ export interface ClusterScenario extends Named {
   /** plane: options of the scenario's control plane (e.g. API server flags); default none. */
   plane?: ControlPlaneOptions;
   run(ctx: ScenarioContext, out: Outcome): Promise<void>;
+  /**
+   * realArgo: the scenario's runs with Argo's own workflow-controller, on the real-Argo bed, which
+   * starts a control plane of its own: run after `run`'s plane is stopped, so that only one runs
+   * at a time on the machine.
+   */
+  realArgo?(ctx: RealArgoContext, out: Outcome): Promise<void>;
 }
 
 /** LocalScenario measures something in this process alone: no control plane is started for it. */

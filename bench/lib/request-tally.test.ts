@@ -14,6 +14,7 @@ test('requestKind: pod writes are told apart from other writes and from reads', 
     ['PUT', '/apis/argoproj.io/v1alpha1/namespaces/ns/workflows/wf', 'other write'],
     ['POST', '/api/v1/namespaces/ns/events', 'other write'],
     ['PATCH', '/api/v1/namespaces/ns/podtemplates/x', 'other write'],
+    ['PATCH', '/api/v1/namespaces/ns/podsets/x', 'other write'],
     ['DELETE', '/api/v1/namespaces/pods', 'other write'],
   ];
   for (const [method, url, want] of cases) assert.equal(requestKind(method, url), want, `${method} ${url}`);

@@ -29,7 +29,7 @@ const EVENTS_CLOSE_MS = 5_000;
  * this much (see collectWhenGrown). With 100,000 pods the sync peaked at 436 MB of RSS without it.
  * With V8's young generation capped (runtime-tuning.ts), 16 MiB peaked at 169 to 176 MB against
  * 185 to 189 for 32 MiB in the same runs, synced no later; 8 MiB peaked no lower (166) and synced
- * a seventh later (BENCHMARKS.md, "The list's collection threshold").
+ * a seventh later (`git show 95e957c:BENCHMARKS.md`, "The list's collection threshold").
  */
 const LIST_GARBAGE_BYTES = 16 * 2 ** 20;
 /** GIVE_BACK_EVERY_MS: how often the heap V8 keeps beyond what is in use is checked (see giveBackPeriodically). */

@@ -27,8 +27,8 @@ export function releaseMemory(): number | null {
  * and trimmed at once, but young-generation collections that fall while a page is parsed find
  * its objects alive and promote them; V8 then lets the old generation grow to a multiple of what
  * is live before it collects there, and the process keeps that size: 100,000 pods peaked at 436
- * MB of RSS against 167 MB once synced (BENCHMARKS.md, scenario 9). `used` and `run` are for
- * tests.
+ * MB of RSS against 167 MB once synced (scenario 9 in `git show 95e957c:BENCHMARKS.md`).
+ * `used` and `run` are for tests.
  */
 export function collectWhenGrown(growthBytes: number, used = () => getHeapStatistics().used_heap_size, run = () => void collect('regular')): () => void {
   let base = used();

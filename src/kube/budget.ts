@@ -72,11 +72,11 @@ export const UNLIMITED_BUDGET: Budget = {
  * after a 429.
  *
  * The fast path. Under APF no rate applies and the bound is what the process can use at its
- * busiest, so most calls find nothing to wait for; bottleneck still costs each about 100 µs of
- * CPU (its job states, events and datastore steps), 17 to 20% of the controller's busy CPU in
- * the profile of scenario 1 (BENCHMARKS.md). So while bottleneck holds nothing (no call waiting
- * or running through it), no rate applies, no pause is on and a slot is free, a call starts at
- * once and is only counted. The first call that cannot sends every call after it through
+ * busiest, so most calls find nothing to wait for; bottleneck still costs each about 100 µs of CPU
+ * (its job states, events and datastore steps), 17 to 20% of the controller's busy CPU in the
+ * profile of scenario 1 (`git show 95e957c:BENCHMARKS.md`). So while bottleneck holds nothing (no
+ * call waiting or running through it), no rate applies, no pause is on and a slot is free, a call
+ * starts at once and is only counted. The first call that cannot sends every call after it through
  * bottleneck, and the calls the fast path has in flight are handed to bottleneck as placeholders
  * first (most urgent lane, ahead of everything), each ending when one of them ends: bottleneck's
  * count of calls in flight is then the true one, and from there on the order and the bound are

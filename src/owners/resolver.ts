@@ -87,7 +87,7 @@ export class OwnerResolver {
    * forgetGone drops a gone UID once no cached pod names it. Remembering it saves a read only for
    * such pods; one that turns up later is confirmed by a read, as any unknown owner is. Without
    * this, every Workflow deleted stayed here up to MAX_REMEMBERED: about 2 MB an hour at 4
-   * Workflows a second (the soak's follower, BENCHMARKS.md).
+   * Workflows a second (the soak's follower, `git show 95e957c:BENCHMARKS.md`, "Soak").
    */
   forgetGone(uid: string): void {
     this.#gone.delete(uid);

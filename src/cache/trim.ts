@@ -2,7 +2,7 @@
 // frozen, so that handlers can keep what they are given and nothing changes it under them.
 // What repeats from pod to pod is shared, not copied: strings (namespace, finalizer names, label
 // values), finalizer lists, and the owner reference with its name, which the workflow label
-// repeats: 21.5 MB less for a cache of 100,000 pods, 100 to a Workflow (BENCHMARKS.md, scenario 9).
+// repeats: a cache holds many pods per Workflow and namespace (BENCHMARKS.md, scenario 9).
 import type { Conventions, OwnerResource } from '../config/settings.ts';
 import type { MetaObject, ObjectMeta, OwnerRef, PodMeta, WorkflowMeta } from '../kube/objects.ts';
 import { nodeIdOf } from '../argo/node-status.ts';

@@ -75,8 +75,8 @@ const SLACK_BYTES = 32 * 2 ** 20;
  * heapToGiveBack says whether V8 holds much more heap than is in use: more than twice that plus
  * SLACK_BYTES. V8 grows its heap for a burst of allocation (a takeover's backlog, a relist) and
  * gives it back only when the process goes idle, which a controller under steady churn never
- * does: in the soak (BENCHMARKS.md, scenario 11), replicas kept 150 to 180 MB of heap with 20 to
- * 55 MB in use, and RSS with it.
+ * does (BENCHMARKS.md, scenario 11: the soak's replicas kept several times the heap in use, and RSS
+ * with it).
  */
 export function heapToGiveBack(h: HeapFigures): boolean {
   return h.total > 2 * h.used + SLACK_BYTES;

@@ -31,6 +31,17 @@ export class Cluster {
     await this.client.call('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
   }
 
+  /** namespaceExists: false once the namespace is gone (404), whatever its phase before. */
+  async namespaceExists(name: string): Promise<boolean> {
+    try {
+      await this.client.call('GET', `/api/v1/namespaces/${name}`);
+      return true;
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 404) return false;
+      throw err;
+    }
+  }
+
   /** deleteNamespace deletes it and strips every finalizer of its pods, so that it can go away. */
   async deleteNamespace(name: string): Promise<void> {
     await ignoreNotFound(this.client.call('DELETE', `/api/v1/namespaces/${name}`));

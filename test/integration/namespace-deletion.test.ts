@@ -14,7 +14,6 @@ import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { startFaultProxy } from '../../src/testbed/fault-proxy.ts';
 import type { Settings } from '../../src/config/settings.ts';
-import { ApiError } from '../../src/testbed/http.ts';
 import { ARGO_FINALIZER, newPod, newWorkflow, type PodObject } from '../../src/testbed/fixtures.ts';
 import { useTestCluster } from '../support/cluster.ts';
 import { metricValue, removals, startController, type RunningController } from '../support/controller.ts';
@@ -45,15 +44,6 @@ async function deleteNamespace(name: string): Promise<void> {
   await cluster.client.call('DELETE', `/api/v1/namespaces/${name}`);
 }
 
-async function namespaceExists(name: string): Promise<boolean> {
-  try {
-    await cluster.client.call('GET', `/api/v1/namespaces/${name}`);
-    return true;
-  } catch (err) {
-    if (err instanceof ApiError && err.status === 404) return false;
-    throw err;
-  }
-}
 
 /** snapshot maps each pod of the namespace to its resourceVersion and finalizers: equal snapshots mean nothing was written. */
 async function snapshot(namespace: string): Promise<Record<string, string>> {
@@ -71,7 +61,7 @@ async function run(t: TestContext, settings: Partial<Settings> & { namespaces: s
 /** waitGone waits for the namespace to be deleted for good, and says how long it took. */
 async function waitGone(t: TestContext, name: string, c: RunningController): Promise<void> {
   const started = performance.now();
-  await cluster.waitFor(async () => !(await namespaceExists(name)), LONG, `namespace ${name} to be gone`).catch(async (err: unknown) => {
+  await cluster.waitFor(async () => !(await cluster.namespaceExists(name)), LONG, `namespace ${name} to be gone`).catch(async (err: unknown) => {
     const held = (await cluster.listPods(name)).map((p) => `${p.metadata.name} ${JSON.stringify(p.metadata.finalizers)}`);
     throw new Error(`${String(err)}; pods left: ${held.join('; ')}; controller log tail: ${JSON.stringify(c.records.slice(-5))}`);
   });
@@ -126,7 +116,7 @@ test('the sweep applies the rule too: a dry run across the cluster lists the nam
   await runningWorkflows(live, 2, 3);
   const liveBefore = await snapshot(live);
   await deleteNamespace(doomed);
-  await cluster.waitFor(async () => (await cluster.listPods(doomed)).every((p) => p.metadata.deletionTimestamp !== undefined) || !(await namespaceExists(doomed)), LONG, 'the namespace controller to delete the pods');
+  await cluster.waitFor(async () => (await cluster.listPods(doomed)).every((p) => p.metadata.deletionTimestamp !== undefined) || !(await cluster.namespaceExists(doomed)), LONG, 'the namespace controller to delete the pods');
 
   const sweep = async (args: string[]): Promise<{ summary: SweepSummary; stderr: string }> => {
     const run = await runCli(['sweep', '--kubeconfig', kubeconfigPath, '--output', 'json', '--events', 'all', ...args]);
@@ -143,7 +133,7 @@ test('the sweep applies the rule too: a dry run across the cluster lists the nam
   const { summary } = await sweep(['--namespace', doomed]);
   assert.deepEqual([summary.reasons['namespace-deleting'].removed + summary.reasons['owner-gone'].removed, summary.totals.removed, summary.totals.failed], [doomedPods.length, doomedPods.length, 0]);
 
-  await cluster.waitFor(async () => !(await namespaceExists(doomed)), LONG, `namespace ${doomed} to be gone`);
+  await cluster.waitFor(async () => !(await cluster.namespaceExists(doomed)), LONG, `namespace ${doomed} to be gone`);
   assert.deepEqual(await snapshot(live), liveBefore);
 });
 

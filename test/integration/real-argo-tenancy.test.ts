@@ -14,7 +14,6 @@ import { RESULT_HOLD } from '../../src/testbed/argo-driver.ts';
 import { bedWorkflow, type BedNode, type BedWorkflow } from '../../src/testbed/argo-workflows.ts';
 import { Cluster, mapConcurrent } from '../../src/testbed/cluster.ts';
 import { ARGO_FINALIZER, type PodObject } from '../../src/testbed/fixtures.ts';
-import { ApiError } from '../../src/testbed/http.ts';
 import { KWOK_ANNOTATIONS } from '../../src/testbed/kwok.ts';
 import { finished, listWorkflows, recordFaults } from '../support/argo-records.ts';
 import { argoRetry } from '../support/argo-retry.ts';
@@ -53,15 +52,6 @@ function freedBeforeResult(rs: readonly Removal[], namespace: string): string[] 
     .map((r) => `${r.pod} (${r.reason})`);
 }
 
-async function namespaceExists(name: string): Promise<boolean> {
-  try {
-    await cluster.client.call('GET', `/api/v1/namespaces/${name}`);
-    return true;
-  } catch (err) {
-    if (err instanceof ApiError && err.status === 404) return false;
-    throw err;
-  }
-}
 
 test('--instance-id beside two Argos with instance IDs: ours frees its Argo\'s pods only, the other\'s keep their finalizer until that Argo frees them, and are reported', { timeout: 900_000 }, async (t) => {
   const ns = await newNamespace(t, 'tenants');
@@ -178,7 +168,7 @@ async function namespaceOfRunningWorkflowsDeleted(t: TestContext, doomed: string
 
   const deletedAt = performance.now();
   await cluster.client.call('DELETE', `/api/v1/namespaces/${doomed}`);
-  await cluster.waitFor(async () => !(await namespaceExists(doomed)), LONG, `namespace ${doomed} gone`);
+  await cluster.waitFor(async () => !(await cluster.namespaceExists(doomed)), LONG, `namespace ${doomed} gone`);
   t.diagnostic(`namespace ${doomed} gone ${((performance.now() - deletedAt) / 1000).toFixed(1)} s after its deletion`);
 
   const done = await finishedWorkflows(live, ['wf-0', 'wf-1']);

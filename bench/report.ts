@@ -20,7 +20,15 @@ export function renderScenario(s: ScenarioResult): string {
   const out = [`### ${s.id}. ${s.title}${size ? ` (${size})` : ''}`, ''];
   const columns: string[] = [];
   for (const row of s.rows) for (const f of row.figures) if (!columns.includes(label(f.name, f.unit))) columns.push(label(f.name, f.unit));
-  if (s.rows.length > 0) {
+  if (columns.length > WIDEST_TABLE) {
+    // Rows that share few figures (the backlog's) read better one short table each than as one
+    // table of mostly empty cells.
+    for (const row of s.rows) {
+      out.push(`**${row.contender}**${row.note ? `, ${row.note}` : ''}`, '', '| figure | |', '| --- | ---: |');
+      for (const f of row.figures) out.push(`| ${label(f.name, f.unit)} | ${format(f.value)} |`);
+      out.push('');
+    }
+  } else if (s.rows.length > 0) {
     out.push(`| contender | ${columns.join(' | ')} |`, `| --- |${columns.map(() => ' ---: |').join('')}`);
     for (const row of s.rows) {
       const cells = columns.map((c) => {
@@ -41,6 +49,9 @@ export function renderScenario(s: ScenarioResult): string {
   if (s.error) out.push(`- **failed**: ${s.error}`);
   return out.join('\n').trimEnd();
 }
+
+/** WIDEST_TABLE: past this many figure columns a scenario is printed one table per contender. */
+const WIDEST_TABLE = 14;
 
 function label(name: string, unit: string): string {
   return unit ? `${name} (${unit})` : name;

@@ -24,6 +24,12 @@ export class CeilingSeries {
     return this.#bestRun(concurrency)?.rate ?? null;
   }
 
+  /** lowest is the lowest value of a figure over the runs at this concurrency (e.g. CPU per removal). */
+  lowest(concurrency: number, figure: string): number | null {
+    const values = (this.#runs.get(concurrency) ?? []).flatMap((r) => r.figures.filter((f) => f.name === figure && f.value !== null).map((f) => f.value as number));
+    return values.length === 0 ? null : Math.min(...values);
+  }
+
   /** bestOfAll is the highest rate at any concurrency, and that concurrency: what the server can do. */
   bestOfAll(): { concurrency: number; rate: number } | null {
     let best: { concurrency: number; rate: number } | null = null;

@@ -3,15 +3,19 @@
 // manager running its garbage collector and PodGC with a low --terminated-pod-gc-threshold, so
 // that PodGC deletes the pinned pods again on every pass, as in kubernetes/kubernetes #141190.
 // One pod in ten (the first of each Workflow) is set apart for the bare patch loop, run first on
-// the same server and backlog; the controller then drains the rest from a cold start. During its
+// the same server and backlog, in a process of its own; the controller then drains the rest from a
+// cold start. Each reaches the server through a byte-counting pipe of its own, so that both pay
+// the same hop. During its
 // drain a small namespace's Workflows are deleted one by one, and their pods' waits are timed.
 import { ARGO_LABEL, startArgoStyle } from '../contenders/argo-style.ts';
-import { runCeiling } from '../contenders/ceiling.ts';
+import { runCeilingProcess } from '../contenders/ceiling-process.ts';
 import { DEFAULTS, afterEvents, apiRequests, eventWrites, startController, workersOf, type RunningController } from '../contenders/sweeper.ts';
 import { podDeletes, scrapeApiServer } from '../lib/apiserver-metrics.ts';
+import { join } from 'node:path';
+import { BytePipe } from '../lib/byte-proxy.ts';
 import { rssOf } from '../lib/child.ts';
 import type { Scrape } from '../lib/prom.ts';
-import { meterSelf, perThousand } from '../lib/cpu.ts';
+import { perThousand } from '../lib/cpu.ts';
 import { ratesByTenth, waitsFromDeletion } from '../lib/drain-stats.ts';
 import { APF_PLANE, SWEEPER } from '../lib/env.ts';
 import { createNamespace, createPodSet, deleteWorkflows, type PodSet } from '../lib/populate.ts';
@@ -100,11 +104,12 @@ export const backlog: ClusterScenario = {
       const argo = await argoRun(ctx, total);
 
       ctx.log(`the bare loop on ${ceilingPods.length} pods, concurrency ${workersOf(DEFAULTS)}`);
-      const ceilingClient = ctx.env.newClient(workersOf(DEFAULTS), SWEEPER);
-      const self = meterSelf();
-      const ceilingResult = await runCeiling(ceilingClient, null, workersOf(DEFAULTS), CEILING_SELECTOR).finally(() => ceilingClient.close());
+      const loopPipe = await BytePipe.start(ctx.env.plane.server);
+      const loopDeletes = await podGcMeter(ctx);
+      const ceilingResult = await runCeilingProcess(ctx.env.plane, { server: pipeUrl(loopPipe), context: SWEEPER, concurrency: workersOf(DEFAULTS), labelSelector: CEILING_SELECTOR }).finally(() => loopPipe.stop());
       await waitAll(watches, sets, ceilingPods, 60_000);
-      const ceilingCpu = perThousand(self.seconds(), ceilingPods.length);
+      const loopPodGc = await loopDeletes();
+      const ceilingCpu = perThousand(ceilingResult.cpuSeconds, ceilingResult.removed);
       const ceilingTimes = timesOf(freedAt(), ceilingPods);
       const ceilingRate = ratePerSecond(ceilingTimes);
 
@@ -115,7 +120,7 @@ export const backlog: ClusterScenario = {
       const cachedPods = controllerPods.length + late.podNames.length;
       const rssSyncedPerPod = drain.rssSynced === null ? null : drain.rssSynced / cachedPods;
       const marginalPerPod = drain.rssSynced === null || emptyRss === null ? null : (drain.rssSynced - emptyRss) / cachedPods;
-      const pinned = controllerPods.length + late.podNames.length;
+      const pinned = cachedPods;
       const controllerTimes = timesOf(drain.freedAt, controllerPods);
       const controllerRate = ratePerSecond(controllerTimes);
       const lateWaits = waitsFromDeletion(late.podNames.map((name) => ({ name, owner: name.slice(0, name.lastIndexOf('-p')) })), drain.lateDeletedAt, drain.freedAt);
@@ -130,6 +135,8 @@ export const backlog: ClusterScenario = {
             fig('API requests per removal', per(ceilingResult.requests, ceilingResult.removed)),
             fig('conflicts', ceilingResult.conflicts),
             fig('CPU per 1,000 removals', ceilingCpu, 's'),
+            fig('bytes received per removal', per(loopPipe.received, ceilingResult.removed), 'B'),
+            fig('PodGC DELETEs a second meanwhile', loopPodGc),
           ],
         },
         {
@@ -146,6 +153,9 @@ export const backlog: ClusterScenario = {
             fig('CPU ratio to the bare loop', ratio(drain.cpuPerThousand, ceilingCpu), '×'),
             fig('API requests per removal', drain.requestsPerFreed),
             fig('Events written', drain.events),
+            fig('bytes received until synced, per cached pod', drain.bytesUntilSynced === null ? null : per(drain.bytesUntilSynced, cachedPods), 'B'),
+            fig('bytes received after sync, per removal', drain.bytesAfterSync === null ? null : per(drain.bytesAfterSync, pinned), 'B'),
+            fig('PodGC DELETEs a second meanwhile', drain.podDeletesPerSecond),
             fig(`RSS once synced (${SETTLE_MS / 1000} s after)`, mb(drain.rssSynced), 'MB'),
             fig('peak RSS', mb(drain.rssPeak), 'MB'),
             fig('final RSS', mb(drain.rssFinal), 'MB'),
@@ -185,7 +195,7 @@ export const backlog: ClusterScenario = {
         `Removals a second in each tenth of the drain: the bare loop ${tenthsText(ceilingTimes)}; the controller ${tenthsText(controllerTimes)}.`,
         `The controller's API requests, Events apart (the row's figure is these over the pods it freed): ${drain.requestsByVerb}.`,
         `Pods are finished (phase Succeeded), ${PODS_PER_WORKFLOW} to a Workflow, the test bed's small Argo-shaped pods. Every Workflow is deleted first; the run waits until every pod is Terminating (marked by PodGC, whose threshold is ${GC_THRESHOLD}, or by the garbage collector), so that all are pinned by our finalizer alone.`,
-        `The bare loop (bench/contenders/ceiling.ts) runs as ${SWEEPER} at the controller's worker count (${workersOf(DEFAULTS)}) on the first pod of every Workflow (one in ${PODS_PER_WORKFLOW}, in every namespace), after the argo-style run and before the controller, on the same server with the whole backlog pinned; its CPU is this benchmark's process (the loop and the removal watches). The controller then runs with its defaults over the ${NAMESPACES} namespaces and drains the rest; its rate runs from its first removal to its last, its CPU from its start to its last removal.`,
+        `The bare loop (bench/contenders/ceiling.ts) runs as ${SWEEPER} at the controller's worker count (${workersOf(DEFAULTS)}) on the first pod of every Workflow (one in ${PODS_PER_WORKFLOW}, in every namespace), after the argo-style run and before the controller, on the same server with the whole backlog pinned, in a process of its own: its CPU is the loop's alone, from its first request to its last answer. The controller then runs with its defaults over the ${NAMESPACES} namespaces and drains the rest; its rate runs from its first removal to its last, its CPU from its start to its last removal.`,
         'Each tenth is a tenth of the removals in time order, from the previous tenth\'s last removal to its own: a drain that decays shows falling figures.',
         `The small namespace's ${LATE_WORKFLOWS} Workflows (${PODS_PER_WORKFLOW} pods each, Terminating as the rest) are deleted one at a time as the controller's drain passes each 1/${LATE_WORKFLOWS + 1} of its pods; a wait runs from the Workflow's DELETE being sent to its pod's removal being seen.`,
         'PodGC DELETEs are the API server\'s apiserver_request_total for pod DELETEs over the drain (from the controller\'s start to its last removal), divided by the pods pinned then. PodGC is the only one deleting pods then: the garbage collector skips pods already being deleted (garbagecollector.go, attemptToDeleteItem), and neither contender deletes.',
@@ -216,6 +226,10 @@ interface Drain {
   serverRssStart: number | null;
   serverRssPeak: number;
   serverRssEnd: number | null;
+  /** bytes the controller received through its pipe: until /readyz first answered, and after. */
+  bytesUntilSynced: number | null;
+  bytesAfterSync: number | null;
+  podDeletesPerSecond: number | null;
 }
 
 /** controllerDrain starts the controller cold over the namespaces and polls until every pod it is to free is freed. */
@@ -240,10 +254,13 @@ async function controllerDrain(
   const lateDeletions: Promise<void>[] = [];
 
   ctx.log(`the controller, cold, over ${namespaces.length} namespaces: ${pods.length} pods to free`);
+  const pipe = await BytePipe.start(ctx.env.plane.server);
+  const kubeconfig = await pipe.writeKubeconfig(ctx.env.plane.kubeconfigPath, join(ctx.env.plane.dir, 'kubeconfig-s16-controller.yaml'), ctx.env.plane.server);
   const started = performance.now();
-  const controller: RunningController = await startController({ kubeconfig: ctx.env.plane.kubeconfigPath, context: SWEEPER, namespace: namespaces.join(','), config: DEFAULTS });
+  const controller: RunningController = await startController({ kubeconfig, context: SWEEPER, namespace: namespaces.join(','), config: DEFAULTS });
   try {
     let synced: number | null = null;
+    let bytesUntilSynced: number | null = null;
     let rssSynced: number | null = null;
     let rssPeak = 0;
     const deadline = started + 300_000 + toFree * 50;
@@ -255,6 +272,7 @@ async function controllerDrain(
       serverRssPeak = Math.max(serverRssPeak, rssOf(serverPid) ?? 0);
       if (synced === null && (await controller.ready())) {
         synced = seconds(started, performance.now());
+        bytesUntilSynced = pipe.received;
         ctx.log(`synced after ${synced.toFixed(1)} s`);
       }
       if (synced !== null && rssSynced === null && seconds(started, performance.now()) >= synced + SETTLE_MS / 1000) rssSynced = controller.child.rssBytes();
@@ -268,6 +286,7 @@ async function controllerDrain(
     }
     const drained = seconds(started, performance.now());
     const cpuEnd = controller.child.cpuSeconds();
+    const bytesEnd = pipe.received;
     await Promise.all(lateDeletions);
     const deletesAfter = podDeletes(await scrapeApiServer(ctx.env.plane));
     const serverRssEnd = rssOf(serverPid);
@@ -290,13 +309,28 @@ async function controllerDrain(
       rssPeak: Math.max(rssPeak, rssFinal ?? 0),
       rssFinal,
       podDeletes: deletesAfter - deletesBefore,
+      podDeletesPerSecond: per(deletesAfter - deletesBefore, drained),
+      bytesUntilSynced,
+      bytesAfterSync: bytesUntilSynced === null ? null : bytesEnd - bytesUntilSynced,
       serverRssStart,
       serverRssPeak,
       serverRssEnd,
     };
   } finally {
     await controller.stop();
+    await pipe.stop();
   }
+}
+
+/** podGcMeter starts counting the server's pod DELETEs; the function it returns gives them a second since. */
+async function podGcMeter(ctx: ScenarioContext): Promise<() => Promise<number | null>> {
+  const before = podDeletes(await scrapeApiServer(ctx.env.plane));
+  const started = performance.now();
+  return async () => per(podDeletes(await scrapeApiServer(ctx.env.plane)) - before, seconds(started, performance.now()));
+}
+
+function pipeUrl(pipe: BytePipe): string {
+  return `https://127.0.0.1:${pipe.port}`;
 }
 
 /** byVerb lists the controller's API requests by verb, and how many of them were Event writes (creates and patches of Events). */

@@ -1,0 +1,36 @@
+// runCeilingProcess runs the bare patch loop in a child process (ceiling-main.ts) and returns its
+// counts and its own CPU time, for the scenarios that compare the controller's CPU with the loop's.
+// `server` points it elsewhere than the API server itself (a byte-counting pipe).
+import { fileURLToPath } from 'node:url';
+import type { ControlPlane } from '../../src/testbed/control-plane.ts';
+import { startNode } from '../lib/child.ts';
+import type { CeilingResult } from './ceiling.ts';
+
+const MAIN = fileURLToPath(new URL('./ceiling-main.ts', import.meta.url));
+
+export type CeilingProcessResult = Omit<CeilingResult, 'patchMs'> & { cpuSeconds: number };
+
+export async function runCeilingProcess(
+  plane: ControlPlane,
+  o: { context: string; concurrency: number; namespace?: string; labelSelector?: string; server?: string },
+): Promise<CeilingProcessResult> {
+  const token = plane.serviceAccountTokens.get(o.context);
+  if (token === undefined) throw new Error(`no service-account context ${o.context} in the test bed`);
+  const args = ['--concurrency', String(o.concurrency)];
+  if (o.namespace !== undefined) args.push('--namespace', o.namespace);
+  if (o.labelSelector !== undefined) args.push('--label-selector', o.labelSelector);
+  const child = startNode('ceiling', MAIN, args, { ...process.env, BENCH_SERVER: o.server ?? plane.server, BENCH_CA_DATA: plane.caData, BENCH_TOKEN: token });
+  const how = await child.exited;
+  const done = child.stdoutLines.map(parseDone).find((r) => r !== null);
+  if (how !== 0 || done === undefined) throw new Error(`the bare loop exited (${how}) without its result:\n${child.tail()}`);
+  return done;
+}
+
+function parseDone(line: string): CeilingProcessResult | null {
+  try {
+    const v = JSON.parse(line) as Partial<CeilingProcessResult> & { event?: string };
+    return v.event === 'done' && typeof v.cpuSeconds === 'number' ? (v as CeilingProcessResult) : null;
+  } catch {
+    return null;
+  }
+}

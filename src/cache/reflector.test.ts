@@ -1,5 +1,7 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
+import v8 from 'node:v8';
+import vm from 'node:vm';
 import { Reflector, type ListerWatcher, type ReflectorOptions, type Versioned } from './reflector.ts';
 import { Store } from './store.ts';
 import { ApiError } from '../kube/errors.ts';
@@ -687,4 +689,36 @@ test('failed lists and watches are reported by attempt and code; a watch\'s 410,
 
   s = new FakeSource([page('10', [])], [hang]);
   assert.deepEqual(await failuresOf(t, s, () => s.watches.length === 1), [], 'shutdown ends the watch: no failure');
+});
+
+test('watchList: once synced, the keys its first sync collected are let go while its watch stays open', async (t) => {
+  // Keys of 8 KB each (a long namespace name, shared by the objects): kept, 300 of them would
+  // hold 2.4 MB for as long as the watch stays open, minutes in a real cluster.
+  const namespace = 'n'.repeat(8 * 1024);
+  const count = 300;
+  v8.setFlagsFromString('--expose-gc');
+  const gc = vm.runInNewContext('gc') as () => void;
+  const heap = () => {
+    gc();
+    gc();
+    return process.memoryUsage().heapUsed;
+  };
+  const source = new FakeSource(
+    [],
+    [
+      async function* (_opts, signal) {
+        for (let i = 0; i < count; i++) yield { type: 'ADDED', object: wire(`p${i}`, String(i + 1), `u${i}`, namespace) };
+        yield initialEventsEnd('999');
+        yield* hang(_opts, signal);
+      },
+    ],
+  );
+  const before = heap();
+  const r = harness(t, source, { watchList: true });
+  await until(() => r.reflector.hasSynced(), 'sync');
+  const held = heap() - before;
+  assert.equal(r.store.size, count);
+  assert.equal(source.watches.length, 1, 'the first watch is still open');
+  assert.ok(held < (count * namespace.length) / 2, `${held} bytes held after the sync`);
+  await r.stop();
 });

@@ -396,6 +396,9 @@ export class Reflector<T extends Versioned> {
         if (initial !== null) {
           if (ev.type === 'BOOKMARK' && ev.object.metadata?.annotations?.[INITIAL_EVENTS_END] === 'true') {
             this.#synced(scope, initial.seen);
+            // Emptied, not only dropped: #cycle and #watchOrFallBack hold `initial` for as long as
+            // this watch stays open (minutes), and with it a key string a pod.
+            initial.seen.clear();
             initial = null;
             if (rv) scope.rv = rv;
             this.#served(scope);

@@ -225,6 +225,15 @@ test('410 on the watch request itself relists too', async (t) => {
   await r.stop();
 });
 
+test('a first list restarted by an expired continue token removes what its earlier pages handed out and the new snapshot lacks', async (t) => {
+  const source = new FakeSource([page('10', [wire('a', '1'), wire('b', '2')], 'p2'), failingList(gone()), page('11', [wire('b', '2')], 'q2'), page('11', [wire('c', '3')])]);
+  const r = harness(t, source);
+  await until(() => r.reflector.hasSynced(), 'sync');
+  assert.deepEqual(r.calls, ['add a@1', 'add b@2', 'add c@3', 'delete a', 'synced']);
+  assert.deepEqual([...r.store.keys()].sort(), ['ns/b', 'ns/c']);
+  await r.stop();
+});
+
 test('an expired continue token restarts the list from its first page', async (t) => {
   const source = new FakeSource([
     page('10', [wire('a', '1'), wire('b', '2')], 'p2'),
@@ -691,34 +700,43 @@ test('failed lists and watches are reported by attempt and code; a watch\'s 410,
   assert.deepEqual(await failuresOf(t, s, () => s.watches.length === 1), [], 'shutdown ends the watch: no failure');
 });
 
-test('watchList: once synced, the keys its first sync collected are let go while its watch stays open', async (t) => {
-  // Keys of 8 KB each (a long namespace name, shared by the objects): kept, 300 of them would
-  // hold 2.4 MB for as long as the watch stays open, minutes in a real cluster.
-  const namespace = 'n'.repeat(8 * 1024);
-  const count = 300;
+/**
+ * LONG_NAMESPACE makes each key 8 KB once a lookup has flattened it (the namespace is shared by
+ * the objects, a flat key is a copy): 300 keys kept are 2.4 MB, plain to see beside the store.
+ */
+const LONG_NAMESPACE = 'n'.repeat(8 * 1024);
+
+/** heapInUse is the heap in use after full collections. */
+function heapInUse(): number {
   v8.setFlagsFromString('--expose-gc');
   const gc = vm.runInNewContext('gc') as () => void;
-  const heap = () => {
-    gc();
-    gc();
-    return process.memoryUsage().heapUsed;
-  };
+  v8.setFlagsFromString('--no-expose-gc');
+  gc();
+  gc();
+  return process.memoryUsage().heapUsed;
+}
+
+test('watchList: once a resync has streamed, the keys it collected are let go while its watch stays open', async (t) => {
+  // Kept, they would stay for as long as the watch stays open, minutes in a real cluster.
+  const count = 300;
+  const objects = () => Array.from({ length: count }, (_, i) => ({ type: 'ADDED' as const, object: wire(`p${i}`, String(i + 1), `u${i}`, LONG_NAMESPACE) }));
   const source = new FakeSource(
     [],
     [
-      async function* (_opts, signal) {
-        for (let i = 0; i < count; i++) yield { type: 'ADDED', object: wire(`p${i}`, String(i + 1), `u${i}`, namespace) };
-        yield initialEventsEnd('999');
-        yield* hang(_opts, signal);
+      eventsThenFail(gone(), ...objects(), initialEventsEnd('999')),
+      async function* (opts, signal) {
+        yield* objects();
+        yield initialEventsEnd('1000');
+        yield* hang(opts, signal);
       },
     ],
   );
-  const before = heap();
+  const before = heapInUse();
   const r = harness(t, source, { watchList: true });
-  await until(() => r.reflector.hasSynced(), 'sync');
-  const held = heap() - before;
+  await until(() => r.reflector.relists === 1, 'the second sync');
+  const held = heapInUse() - before;
   assert.equal(r.store.size, count);
-  assert.equal(source.watches.length, 1, 'the first watch is still open');
-  assert.ok(held < (count * namespace.length) / 2, `${held} bytes held after the sync`);
+  assert.equal(source.watches.length, 2, 'the second watch is still open');
+  assert.ok(held < (count * LONG_NAMESPACE.length) / 2, `${held} bytes held after the sync`);
   await r.stop();
 });

@@ -134,9 +134,16 @@ class NotStreamedError extends Error {
   override readonly name = 'NotStreamedError';
 }
 
+/**
+ * Seen is the keys a sync has named so far, for removing at its end what it no longer has; null
+ * when the store held nothing of the scope as the sync began (the first sync): everything there
+ * at its end came from it. Not made, that set is one key string a pod at the sync's peak.
+ */
+type Seen = Set<string> | null;
+
 /** InitialSync is a WatchList's first sync in progress: the keys its initial events named. */
 interface InitialSync {
-  seen: Set<string>;
+  seen: Seen;
   sinceCollect: number;
 }
 
@@ -191,7 +198,7 @@ export class Reflector<T extends Versioned> {
   async #cycle(scope: Scope, signal: AbortSignal): Promise<{ why: string; err?: unknown }> {
     try {
       let initial: InitialSync | null = null;
-      if (scope.rv === null && this.#streaming) initial = { seen: new Set(), sinceCollect: 0 };
+      if (scope.rv === null && this.#streaming) initial = { seen: this.#seen(scope), sinceCollect: 0 };
       else if (scope.rv === null) {
         scope.rv = await this.#list(scope, signal);
         this.#served(scope);
@@ -328,18 +335,18 @@ export class Reflector<T extends Versioned> {
    */
   async #list(scope: Scope, signal: AbortSignal): Promise<string> {
     const o = this.#o;
-    const seen = new Set<string>();
+    let seen = this.#seen(scope);
     let rv = '';
     const onExpired = (): void => o.observer?.failed?.(o.resource, 'list', '410');
     const pages = listPages(o.source, { namespace: scope.namespace, labelSelector: o.labelSelector, pageSize: o.pageSize, priority: o.priority ?? 0, log: o.log, resource: o.resource, onExpired }, signal);
     for await (const page of pages) {
-      if (page.restarted) seen.clear();
+      if (page.restarted) seen = new Set(); // the earlier pages' objects are in the store now
       this.lastEventAt = Date.now();
       for (const item of page.items) {
         const obj = this.#trim(item);
         if (obj === null) keepUnread(seen, item);
         else {
-          seen.add(objectKey(obj));
+          seen?.add(objectKey(obj));
           this.#upsert(obj);
         }
       }
@@ -350,11 +357,19 @@ export class Reflector<T extends Versioned> {
     return rv;
   }
 
+  /** #seen starts a sync's Seen: a set only if the store holds something of the scope. */
+  #seen(scope: Scope): Seen {
+    const held = scope.namespace === null ? this.#o.store.size > 0 : this.#o.store.valuesIn(scope.namespace).next().done !== true;
+    return held ? new Set() : null;
+  }
+
   /** #synced ends a first sync: it removes what the sync no longer has (onDelete) and counts it. */
-  #synced(scope: Scope, seen: Set<string>): void {
+  #synced(scope: Scope, seen: Seen): void {
     const o = this.#o;
-    for (const obj of [...o.store.values()]) {
-      if ((scope.namespace === null || obj.namespace === scope.namespace) && !seen.has(objectKey(obj))) this.#remove(obj);
+    if (seen !== null) {
+      for (const obj of [...o.store.values()]) {
+        if ((scope.namespace === null || obj.namespace === scope.namespace) && !seen.has(objectKey(obj))) this.#remove(obj);
+      }
     }
     if (scope.synced) {
       this.relists++;
@@ -398,7 +413,7 @@ export class Reflector<T extends Versioned> {
             this.#synced(scope, initial.seen);
             // Emptied, not only dropped: #cycle and #watchOrFallBack hold `initial` for as long as
             // this watch stays open (minutes), and with it a key string a pod.
-            initial.seen.clear();
+            initial.seen?.clear();
             initial = null;
             if (rv) scope.rv = rv;
             this.#served(scope);
@@ -422,7 +437,7 @@ export class Reflector<T extends Versioned> {
     const obj = this.#trim(ev.object);
     if (obj === null) return keepUnread(initial.seen, ev.object);
     if (ev.type === 'DELETED') return this.#remove(obj);
-    initial.seen.add(objectKey(obj));
+    initial.seen?.add(objectKey(obj));
     this.#upsert(obj);
     if (++initial.sinceCollect >= this.#o.pageSize) {
       initial.sinceCollect = 0;
@@ -488,7 +503,8 @@ export class Reflector<T extends Versioned> {
  * under its name stays as it was. Left out, a stored owner would be reported deleted because a
  * later version of it could not be read, and its pods freed as orphans.
  */
-function keepUnread(seen: Set<string>, item: MetaObject): void {
+function keepUnread(seen: Seen, item: MetaObject): void {
+  if (seen === null) return; // nothing stored to keep
   const m = item.metadata as Partial<MetaObject['metadata']> | undefined;
   if (typeof m?.name === 'string') seen.add(objectKey({ namespace: m.namespace ?? '', name: m.name }));
 }

@@ -132,3 +132,19 @@ test('podsOf names a pod once however often it is updated', () => {
   store.delete('ns/a');
   assert.deepEqual(keysOf(store, 'w1'), ['ns/b']);
 });
+
+test('countIn and ownersNamedIn count per namespace, and forget a namespace emptied', () => {
+  const pods = new PodStore();
+  const p = (namespace: string, name: string, owner: string) => pod(name, null, { namespace, uid: `${namespace}-${name}`, owner: { name: owner, uid: `uid-${owner}` } });
+  pods.set(p('a', 'p1', 'wf1'));
+  pods.set(p('a', 'p2', 'wf1'));
+  pods.set(p('a', 'p3', 'wf2'));
+  pods.set(p('b', 'p1', 'wf3'));
+  assert.deepEqual([pods.countIn('a'), pods.countIn('b'), pods.countIn('c')], [3, 1, 0]);
+  assert.deepEqual([pods.ownersNamedIn('a'), pods.ownersNamedIn('b')], [2, 1]);
+  pods.delete('a/p1');
+  assert.equal(pods.ownersNamedIn('a'), 2, 'wf1 is still named by p2');
+  pods.delete('a/p2');
+  pods.delete('a/p3');
+  assert.deepEqual([pods.ownersNamedIn('a'), pods.countIn('a')], [0, 0]);
+});

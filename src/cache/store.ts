@@ -22,6 +22,11 @@ export class Store<T extends Keyed> {
     return this.#size;
   }
 
+  /** countIn is how many objects one namespace holds. */
+  countIn(namespace: string): number {
+    return this.#byNamespace.get(namespace)?.size ?? 0;
+  }
+
   /** get returns the object stored under key ("namespace/name"). */
   get(key: string): T | undefined {
     const i = key.indexOf('/');
@@ -81,7 +86,9 @@ export class Store<T extends Keyed> {
  * a pod. It holds the pods themselves, not their keys, for the same reason as the Store.
  */
 export class PodStore extends Store<PodMeta> implements OwnerTable {
-  readonly #byOwner = new Map<string, { owner: Owner; pods: Set<PodMeta> }>();
+  readonly #byOwner = new Map<string, { owner: Owner; pods: Set<PodMeta>; namespace: string }>();
+  /** How many distinct owner UIDs the pods of each namespace name (counted in the first naming pod's namespace). */
+  readonly #ownersIn = new Map<string, number>();
 
   override set(pod: PodMeta): PodMeta | undefined {
     const old = super.set(pod);
@@ -112,6 +119,11 @@ export class PodStore extends Store<PodMeta> implements OwnerTable {
     return this.#byOwner.size;
   }
 
+  /** ownersNamedIn is how many distinct owner UIDs the cached pods of one namespace name. */
+  ownersNamedIn(namespace: string): number {
+    return this.#ownersIn.get(namespace) ?? 0;
+  }
+
   /** shared returns the owner reference a cached pod holds, if it has this name and UID. */
   shared(name: string, uid: string): Owner | undefined {
     const owner = this.#byOwner.get(uid)?.owner;
@@ -121,14 +133,20 @@ export class PodStore extends Store<PodMeta> implements OwnerTable {
   #index(pod: PodMeta): void {
     if (pod.owner === null) return;
     const entry = this.#byOwner.get(pod.owner.uid);
-    if (entry === undefined) this.#byOwner.set(pod.owner.uid, { owner: pod.owner, pods: new Set([pod]) });
-    else entry.pods.add(pod);
+    if (entry === undefined) {
+      this.#byOwner.set(pod.owner.uid, { owner: pod.owner, pods: new Set([pod]), namespace: pod.namespace });
+      this.#ownersIn.set(pod.namespace, this.ownersNamedIn(pod.namespace) + 1);
+    } else entry.pods.add(pod);
   }
 
   #unindex(pod: PodMeta | undefined): void {
     if (pod === undefined || pod.owner === null) return;
     const entry = this.#byOwner.get(pod.owner.uid);
     entry?.pods.delete(pod);
-    if (entry?.pods.size === 0) this.#byOwner.delete(pod.owner.uid);
+    if (entry?.pods.size !== 0) return;
+    this.#byOwner.delete(pod.owner.uid);
+    const n = this.ownersNamedIn(entry.namespace) - 1;
+    if (n > 0) this.#ownersIn.set(entry.namespace, n);
+    else this.#ownersIn.delete(entry.namespace);
   }
 }

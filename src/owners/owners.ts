@@ -27,7 +27,7 @@ import type { OwnerState } from '../decide/decide.ts';
 import { isForbidden, isResourceNotServed } from '../kube/errors.ts';
 import type { Clock } from '../queue/clock.ts';
 import { OwnerAvailability } from './availability.ts';
-import { OwnerResolver, type OwnerCache, type OwnerReader } from './resolver.ts';
+import { OwnerResolver, type OwnerCache, type OwnerListings, type OwnerReader } from './resolver.ts';
 import { dooms, type NamespaceDeletions } from '../namespaces/namespace-deletions.ts';
 
 /** OwnerConfirmation is the outcome of a live read of a pod's owner. */
@@ -46,6 +46,8 @@ export interface OwnersOptions {
   cache: OwnerCache;
   /** read reads one owner live; null when the API server says that very object does not exist. */
   read: OwnerReader;
+  /** listed answers from a list of the owner's namespace, when reads are batched (batched-reads.ts). */
+  listed?: OwnerListings;
   metrics: { ownerConfirmation(result: OwnerConfirmation): void; ownerResourceServed(served: boolean): void };
   logger: Logger;
   /** What the command does while the owner resource is not served, for the outage's log line. */
@@ -102,6 +104,7 @@ export class Owners {
     this.#resolver = new OwnerResolver({
       cache: o.cache,
       read: (namespace, name, priority) => this.#read(namespace, name, priority),
+      ...(o.listed !== undefined ? { listed: o.listed } : {}),
       ...(o.now !== undefined ? { now: o.now } : {}),
     });
   }

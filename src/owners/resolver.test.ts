@@ -259,3 +259,29 @@ test('reads are remembered for a minute, not for good: a later read forgets olde
   assert.deepEqual(await resolver.confirmedState(ofOwner('a', 1), observedAt, 0), { kind: 'gone', because: 'absent' });
   assert.equal(state.reads, 6, "a's next pod was read again");
 });
+
+test('confirmedState: a list of the namespace that started after the pod was observed answers without a read; one that started before does not', async () => {
+  let t = 10;
+  let reads = 0;
+  const list = { startedAt: 5, names: new Map<string, WorkflowMeta>() };
+  const resolver = new OwnerResolver({
+    cache: { get: () => undefined },
+    read: async () => {
+      reads++;
+      return null;
+    },
+    listed: (_namespace, name, observedAt) => (list.startedAt > observedAt ? { startedAt: list.startedAt, wf: list.names.get(name) ?? null } : undefined),
+    now: () => t,
+  });
+  assert.deepEqual(await resolver.confirmedState(pod(), 4, 0), { kind: 'gone', because: 'absent' });
+  assert.equal(reads, 0, 'the list answered for a pod observed before it started');
+  t = 20;
+  assert.deepEqual(await resolver.confirmedState(pod({ uid: 'newer-pod', owner: { name: 'wf', uid: 'uid-2' } }), 6, 0), { kind: 'gone', because: 'absent' });
+  assert.equal(reads, 1, 'a pod observed after the list started gets a read of its own');
+  list.startedAt = 30;
+  list.names.set('other', workflow({ name: 'other', uid: 'uid-3' }));
+  t = 31;
+  assert.deepEqual(await resolver.confirmedState(pod({ uid: 'p3', owner: { name: 'other', uid: 'uid-3' } }), 25, 0), { kind: 'alive', completed: 'no' });
+  assert.deepEqual(await resolver.confirmedState(pod({ uid: 'p4', owner: { name: 'other', uid: 'uid-old' } }), 25, 0), { kind: 'gone', because: 'deleted' }, 'another UID under the name is gone');
+  assert.equal(reads, 1);
+});

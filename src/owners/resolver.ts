@@ -27,6 +27,12 @@ export interface OwnerCache {
  */
 export type OwnerReader = (namespace: string, name: string, priority: number) => Promise<WorkflowMeta | null>;
 
+/**
+ * OwnerListings answers for an owner, without a request, from a list of its namespace that started
+ * after `observedAt` (batched-reads.ts), or undefined; startedAt is when that list started.
+ */
+export type OwnerListings = (namespace: string, name: string, observedAt: number) => { startedAt: number; wf: WorkflowMeta | null } | undefined;
+
 interface Read {
   startedAt: number;
   result: Promise<WorkflowMeta | null>;
@@ -40,7 +46,7 @@ interface Read {
  * created and deleted while the owner watch was down never reaches the cache, so a read that once
  * found it alive must not answer for it forever.
  */
-const FRESH_MS = 5_000;
+export const FRESH_MS = 5_000;
 
 /** What is remembered is capped; forgetting an entry only costs another read. */
 const MAX_REMEMBERED = 100_000;
@@ -51,20 +57,22 @@ const MAX_REMEMBERED = 100_000;
  * whose removals follow within seconds. Without this, every owner ever read stayed remembered up to
  * MAX_REMEMBERED: one per completed Workflow whose pods wait for its label, for good.
  */
-const KEEP_READ_MS = 60_000;
+export const KEEP_READ_MS = 60_000;
 
 export class OwnerResolver {
   readonly #cache: OwnerCache;
   readonly #read: OwnerReader;
+  readonly #listed: OwnerListings | undefined;
   readonly #now: () => number;
   /** UIDs known to be gone, and on what evidence: a watch DELETE event or a read. UIDs are never reused. */
   readonly #gone = new Map<string, GoneBecause>();
   /** The latest live read per owner "namespace/name", kept while it may serve newer pods. */
   readonly #reads = new Map<string, Read>();
 
-  constructor(opts: { cache: OwnerCache; read: OwnerReader; now?: () => number }) {
+  constructor(opts: { cache: OwnerCache; read: OwnerReader; listed?: OwnerListings; now?: () => number }) {
     this.#cache = opts.cache;
     this.#read = opts.read;
+    this.#listed = opts.listed;
     this.#now = opts.now ?? (() => performance.now());
   }
 
@@ -145,6 +153,7 @@ export class OwnerResolver {
   /**
    * #readAfter returns a read of the owner that started after `observedAt`, issuing one if needed.
    * The read is shared, so no caller's signal cancels it: each caller stops waiting on its own.
+   * A list of the namespace that started after `observedAt` answers in its stead, on the same terms.
    */
   #readAfter(namespace: string, name: string, observedAt: number, priority: number, signal?: AbortSignal): Promise<WorkflowMeta | null> {
     const key = `${namespace}/${name}`;
@@ -152,7 +161,11 @@ export class OwnerResolver {
     const usable = last !== undefined && last.startedAt > observedAt && (last.gone === true || this.#now() - last.startedAt < FRESH_MS);
     if (usable) return untilAborted(last.result, signal);
 
-    const read: Read = { startedAt: this.#now(), result: this.#read(namespace, name, priority) };
+    const listed = this.#listed?.(namespace, name, observedAt);
+    const read: Read =
+      listed !== undefined
+        ? { startedAt: listed.startedAt, result: Promise.resolve(listed.wf) }
+        : { startedAt: this.#now(), result: this.#read(namespace, name, priority) };
     this.#reads.delete(key); // re-insert: the Map's order is then oldest read first
     for (const [oldKey, old] of this.#reads) {
       if (this.#reads.size < MAX_REMEMBERED && read.startedAt - old.startedAt < KEEP_READ_MS) break;

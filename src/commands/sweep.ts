@@ -9,11 +9,12 @@
 import { podListSelector, type Settings } from '../config/settings.ts';
 import { createLogger, type Logger } from '../log.ts';
 import { Metrics } from '../metrics/metrics.ts';
-import { Store } from '../cache/store.ts';
-import type { PodMeta, WorkflowMeta } from '../kube/objects.ts';
+import { PodStore, Store } from '../cache/store.ts';
+import type { WorkflowMeta } from '../kube/objects.ts';
 import { startEvents } from '../events/start.ts';
 import { Cleanup } from '../controller/cleanup.ts';
 import { Owners } from '../owners/owners.ts';
+import { BatchedOwnerReads } from '../owners/batched-reads.ts';
 import { OwnerSettingsRefused, proveAtStart } from '../owners/settings-proof.ts';
 import { resourceApis } from '../controller/api.ts';
 import { connect } from './connect.ts';
@@ -66,17 +67,27 @@ async function sweep(settings: Settings, logger: Logger, shutdown: Shutdown, dis
   const apis = resourceApis(settings, client);
 
   const workflows = new Store<WorkflowMeta>();
-  const pods = new Store<PodMeta>();
+  const pods = new PodStore();
   const tally = new SweepTally();
   const tries = new Map<string, number>();
   let removalsLeft = settings.maxRemovals ?? Infinity;
   const events = startEvents({ settings, client, metrics, logger, command: 'sweep' });
   const namespaces = settings.namespaceDeleting ? new NamespaceReadings() : null;
   if (namespaces !== null) events.skipNamespaces(namespaces);
+  // Everything is listed before any owner is read: on a backlog, one list per namespace confirms its owners.
+  const ownerReads = new BatchedOwnerReads({
+    get: apis.readOwner,
+    listPage: apis.listOwnerPage,
+    pageSize: settings.listPageSize,
+    cachedOwners: (namespace) => workflows.countIn(namespace),
+    awaiting: (namespace) => pods.ownersNamedIn(namespace) - workflows.countIn(namespace),
+    logger,
+  });
   const owners = new Owners({
     owner: settings.owner,
     cache: { get: (namespace, name) => workflows.get(`${namespace}/${name}`) },
-    read: apis.readOwner,
+    read: ownerReads.read,
+    listed: (namespace, name, observedAt) => ownerReads.listed(namespace, name, observedAt),
     metrics,
     logger,
     outageConsequence: 'No pod is freed on an owner found missing while it is not served; the pods concerned are reported as failed',

@@ -7,6 +7,7 @@ import { MetadataApi, PODS } from '../kube/metadata-api.ts';
 import type { MetaObject, PodMeta, WorkflowMeta } from '../kube/objects.ts';
 import { toPodMeta, toWorkflowMeta, type OwnerTable } from '../cache/trim.ts';
 import type { OwnerReader } from '../owners/resolver.ts';
+import type { OwnerPageReader } from '../owners/batched-reads.ts';
 import type { StatusReader } from '../argo/workflow-records.ts';
 import { isObjectNotFound } from '../kube/errors.ts';
 import type { PodApi } from '../work/reconcile.ts';
@@ -20,6 +21,8 @@ export interface ResourceApis {
   trimWorkflow(obj: MetaObject): WorkflowMeta;
   podApi: PodApi;
   readOwner: OwnerReader;
+  /** listOwnerPage reads one page of a namespace's owners (settings.listPageSize a page), to confirm many at once. */
+  listOwnerPage: OwnerPageReader;
   /** readStatus GETs one owner whole, for the node status of its pods (src/argo/). */
   readStatus: StatusReader;
 }
@@ -49,6 +52,10 @@ export function resourceApis(settings: Settings, client: ApiClient): ResourceApi
     readOwner: async (namespace, name, priority) => {
       const obj = await workflows.get(namespace, name, undefined, priority);
       return obj === null ? null : trimWorkflow(obj);
+    },
+    listOwnerPage: async (namespace, continueToken, priority) => {
+      const page = await workflows.list(namespace, { limit: settings.listPageSize, priority, ...(continueToken !== null ? { continue: continueToken } : {}) });
+      return { items: page.items.map(trimWorkflow), continue: page.continue };
     },
     readStatus: async (namespace, name, priority) => {
       const root = settings.owner.group === '' ? `/api/${settings.owner.version}` : `/apis/${settings.owner.group}/${settings.owner.version}`;

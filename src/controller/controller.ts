@@ -20,6 +20,7 @@ import { PodStore, Store } from '../cache/store.ts';
 import type { RemovalEvents } from '../events/removal-events.ts';
 import { namespaceSource, type NamespaceSource } from './namespace-source.ts';
 import { OwnerSettingsRefused, proveLater } from '../owners/settings-proof.ts';
+import { BatchedOwnerReads } from '../owners/batched-reads.ts';
 
 export interface ControllerOptions {
   settings: Settings;
@@ -63,10 +64,20 @@ export class Controller {
     const podStore = new PodStore();
     this.namespaces = namespaceSource({ ...o, onDeleting: (namespace) => this.#namespaceDeleting(namespace) });
     // Owners and Cleanup exist before the sources whose handlers feed them.
+    const ownerReads = new BatchedOwnerReads({
+      get: apis.readOwner,
+      listPage: apis.listOwnerPage,
+      pageSize: o.settings.listPageSize,
+      cachedOwners: (namespace) => workflowStore.countIn(namespace),
+      // Owners the cached pods name beyond those cached: at least that many will need a read.
+      awaiting: (namespace) => podStore.ownersNamedIn(namespace) - workflowStore.countIn(namespace),
+      logger: o.logger,
+    });
     this.owners = new Owners({
       owner: o.settings.owner,
       cache: { get: (namespace, name) => workflowStore.get(`${namespace}/${name}`) },
-      read: apis.readOwner,
+      read: ownerReads.read,
+      listed: (namespace, name, observedAt) => ownerReads.listed(namespace, name, observedAt),
       metrics: o.metrics,
       logger: o.logger,
       outageConsequence: 'Retrying until it is served; meanwhile no pod is freed on an owner found missing (only on one seen deleted), and the controller stays unready',

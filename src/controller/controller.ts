@@ -69,7 +69,8 @@ export class Controller {
       listPage: apis.listOwnerPage,
       pageSize: o.settings.listPageSize,
       cachedOwners: (namespace) => workflowStore.countIn(namespace),
-      // Owners the cached pods name beyond those cached: at least that many will need a read.
+      // Owners the cached pods name beyond those the owner cache holds: about that many will need a
+      // read (a pod without our finalizer needs none, but the garbage collector deletes it with its owner).
       awaiting: (namespace) => podStore.ownersNamedIn(namespace) - workflowStore.countIn(namespace),
       logger: o.logger,
     });

@@ -47,7 +47,7 @@ export interface BatchedReadsOptions {
   pageSize: number;
   /** cachedOwners is how many owners the owner cache holds in the namespace. */
   cachedOwners(namespace: string): number;
-  /** awaiting is a lower bound on the namespace's owners that will need a read soon (0 if unknown). */
+  /** awaiting estimates how many of the namespace's owners will need a read soon (0 if unknown). */
   awaiting?(namespace: string): number;
   logger: Logger;
   clock?: Clock;

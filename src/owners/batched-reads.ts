@@ -147,7 +147,7 @@ export class BatchedOwnerReads {
   }
 
   async #list(namespace: string, waiters: Waiter[]): Promise<void> {
-    const priority = Math.min(...waiters.map((w) => w.priority));
+    const priority = mostUrgent(waiters);
     const startedAt = this.#clock.now();
     const byName = new Map<string, WorkflowMeta>();
     try {
@@ -175,7 +175,7 @@ export class BatchedOwnerReads {
     const byName = new Map<string, Waiter[]>();
     for (const w of waiters) byName.set(w.name, [...(byName.get(w.name) ?? []), w]);
     for (const [name, ws] of byName) {
-      const priority = Math.min(...ws.map((w) => w.priority));
+      const priority = mostUrgent(ws);
       this.#o.get(namespace, name, priority).then(
         (wf) => ws.forEach((w) => w.resolve(wf)),
         (err: unknown) => ws.forEach((w) => w.reject(err)),
@@ -203,4 +203,9 @@ export class BatchedOwnerReads {
     }
     this.#listsForbiddenUntil = now + LIST_FORBIDDEN_MS;
   }
+}
+
+/** mostUrgent is the most urgent priority among waiters (the lowest lane: src/kube/budget.ts). */
+function mostUrgent(waiters: readonly Waiter[]): number {
+  return waiters.reduce((p, w) => Math.min(p, w.priority), Infinity);
 }

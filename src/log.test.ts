@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -102,4 +103,16 @@ test('a child logger\'s bindings and a line\'s own fields never give a line the 
   const [first, second] = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
   assert.deepEqual([first?.resource, first?.namespace, first?.scope, first?.failures], ['workflows', 'ns', 'a', 3], 'the line\'s own field wins');
   assert.deepEqual([second?.resource, second?.scope], ['workflows', 'a'], 'bindings reach every line');
+});
+
+describe('createLogger, on stderr', () => {
+  test('lines still waiting in the batch are written when the process exits', () => {
+    const log = new URL('./log.ts', import.meta.url).href;
+    const script = `import { createLogger } from ${JSON.stringify(log)};
+      createLogger({ logLevel: 'info', logFormat: 'json' }).info({ pod: 'argo/wf-1' }, 'finalizer removed');
+      process.exit(0);`;
+    const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+    assert.equal(run.status, 0, run.stderr);
+    assert.match(run.stderr, /"msg":"finalizer removed"/);
+  });
 });

@@ -3,6 +3,7 @@
 import { pino } from 'pino';
 import type { Settings } from './config/settings.ts';
 import type { LogDestination } from './log/destination.ts';
+import { batched, type BatchedDestination } from './log/batched.ts';
 import { textStream } from './log/text.ts';
 
 export type { LogDestination };
@@ -42,11 +43,27 @@ export function createLogger(
 }
 
 /**
- * stderr writes synchronously, as Node does for process.stderr on pipes and files: a
- * controller logs little, and a line logged just before exit or a crash is never lost.
+ * Lines wait at most this long to be written together (src/log/batched.ts): the per-removal
+ * info lines of a busy controller go out a few dozen to a write instead of one each.
+ */
+const STDERR_BATCH = { maxChars: 16_384, maxDelayMs: 100 };
+
+let stderrDestination: BatchedDestination | null = null;
+
+/**
+ * stderr writes synchronously, as Node does for process.stderr on pipes and files, in batches.
+ * Lines still waiting when the process exits (a return from main, process.exit, an uncaught
+ * exception) are written by the 'exit' listener, which runs synchronously before the process
+ * ends; only a process killed outright (SIGKILL, the OOM killer) loses them, at most maxDelayMs
+ * of lines. One destination per process, so that one listener serves every logger.
  */
 function stderr(): LogDestination {
-  return pino.destination({ fd: 2, sync: true });
+  if (stderrDestination === null) {
+    const destination = batched(pino.destination({ fd: 2, sync: true }), STDERR_BATCH);
+    process.once('exit', () => destination.writeNow());
+    stderrDestination = destination;
+  }
+  return stderrDestination;
 }
 
 /**

@@ -1,6 +1,7 @@
 // Creating the scenarios' objects: Workflows and their finalizer-held pods, shaped by the test
 // bed's fixtures (as Argo's controller creates them), at the API server's pace.
 import { mapConcurrent, type Cluster } from '../../src/testbed/cluster.ts';
+import { ApiError } from '../../src/testbed/http.ts';
 import { ARGO_FINALIZER, newPod, newWorkflow, type WorkflowObject } from '../../src/testbed/fixtures.ts';
 
 /** CREATE_CONCURRENCY: the measured create rate levels off at about 16 (see CONTROL-PLANE.md). */
@@ -65,13 +66,35 @@ export async function createPodSet(cluster: Cluster, o: PodSetOptions): Promise<
         ...(o.extraFinalizers ? { finalizers: [ARGO_FINALIZER, ...o.extraFinalizers] } : {}),
         ...(labels ? { labels } : {}),
       });
-      await cluster.createPod(pod);
+      await again(() => cluster.createPod(pod), true);
       // A create drops any status: the phase can only be written afterwards, as the kubelet does.
-      if (o.finished === true) await cluster.setPodPhase(o.namespace, name, 'Succeeded');
+      if (o.finished === true) await again(() => cluster.setPodPhase(o.namespace, name, 'Succeeded'), false);
     });
   }
   return { namespace: o.namespace, workflows, podNames: specs.map((s) => s.name) };
 }
+
+/**
+ * again makes a setup request, and makes it again (up to ATTEMPTS in all) when it failed without
+ * an answer or with one that says to retry (429, 5xx): a backlog of 200,000 pods is created over
+ * many minutes against a server PodGC keeps busy, and one lost request must not waste the run. A
+ * create that finds its pod there on a retry (409) made it the first time.
+ */
+async function again<T>(send: () => Promise<T>, isCreate: boolean): Promise<T | void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await send();
+    } catch (err) {
+      const status = err instanceof ApiError ? err.status : null;
+      if (isCreate && attempt > 1 && status === 409) return;
+      const retryable = status === null || status === 429 || status >= 500;
+      if (!retryable || attempt >= ATTEMPTS) throw err;
+      await new Promise((r) => setTimeout(r, 1_000 * attempt));
+    }
+  }
+}
+
+const ATTEMPTS = 5;
 
 /** deleteWorkflows deletes them (background propagation: the garbage collector then marks their pods). */
 export async function deleteWorkflows(cluster: Cluster, workflows: readonly WorkflowObject[]): Promise<void> {

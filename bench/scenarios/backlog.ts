@@ -70,6 +70,7 @@ export const backlog: ClusterScenario = {
     ctx.log(`creating ${busyWorkflows * PODS_PER_WORKFLOW} pods in ${namespaces[0]} and ${smallWorkflows * PODS_PER_WORKFLOW} in each of ${NAMESPACES - 1} others`);
     const sets: PodSet[] = [];
     for (const [i, namespace] of namespaces.entries()) {
+      if (i > 0) ctx.log(`${namespaces[i - 1]} created`);
       sets.push(await createPodSet(ctx.env.cluster, {
         namespace,
         workflows: i === 0 ? busyWorkflows : smallWorkflows,

@@ -33,15 +33,26 @@ export interface WatchEvent {
   object: unknown;
 }
 
+/**
+ * REQUEST_TIMEOUT_MS bounds a request from sending to the answer's end. Without it a request that
+ * lost its connection unseen waits for good; and since a request queued for one of the agent's
+ * sockets holds no handle of its own, a process left with only such requests exits as if done
+ * (exit 13, "unsettled top-level await"): a 200,000-pod benchmark ended so, half-way through
+ * creating its pods. The timer is a handle: such a request now fails, and says so.
+ */
+const REQUEST_TIMEOUT_MS = 120_000;
+
 /** ApiClient sends JSON requests with a bearer token over a pool of keep-alive connections. */
 export class ApiClient {
   readonly connection: Connection;
-  readonly #agent: Agent;
+  #agent: Agent;
+  readonly #maxSockets: number;
   readonly #ca: string;
 
   constructor(connection: Connection, maxSockets = 32) {
     this.connection = connection;
     this.#ca = Buffer.from(connection.caData, 'base64').toString('utf8');
+    this.#maxSockets = maxSockets;
     this.#agent = new Agent({ keepAlive: true, maxSockets });
   }
 
@@ -57,11 +68,26 @@ export class ApiClient {
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
     const url = new URL(path, this.connection.server);
     return new Promise((resolve, reject) => {
+      const agent = this.#agent;
+      const timer = setTimeout(() => {
+        const connected = req.socket !== null && req.socket !== undefined;
+        // Never given a connection: the pool counts sockets it no longer has. Later requests get a
+        // fresh pool; those queued on this one time out in turn.
+        if (!connected && this.#agent === agent) {
+          this.#agent = new Agent({ keepAlive: true, maxSockets: this.#maxSockets });
+          agent.destroy();
+        }
+        req.destroy(new Error(`${method} ${path}: no answer in ${REQUEST_TIMEOUT_MS} ms (${connected ? 'on a connection' : 'never given a connection'})`));
+      }, REQUEST_TIMEOUT_MS);
+      const fail = (err: unknown): void => {
+        clearTimeout(timer);
+        reject(err);
+      };
       const req = request(
         url,
         {
           method,
-          agent: this.#agent,
+          agent,
           ca: this.#ca,
           headers: {
             authorization: `Bearer ${this.connection.token}`,
@@ -72,14 +98,15 @@ export class ApiClient {
         (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('error', reject);
+          res.on('error', fail);
           res.on('end', () => {
+            clearTimeout(timer);
             const text = Buffer.concat(chunks).toString('utf8');
             resolve({ status: res.statusCode ?? 0, json: parse(text), headers: res.headers });
           });
         },
       );
-      req.on('error', reject);
+      req.on('error', fail);
       req.end(payload);
     });
   }

@@ -57,22 +57,25 @@ async function main(): Promise<number> {
   compiledCli((m) => console.error(`bench: ${m}`));
   const started = performance.now();
   const results: ScenarioResult[] = [];
-  let kubernetes = 'unknown';
-  for (const scenario of chosen as Scenario[]) {
-    const result = await runScenario(scenario, scale, realArgoWorkflows, (v) => (kubernetes = v));
-    results.push(result);
-    console.log(`\n${renderScenario(result)}\n`);
-  }
+  const dir = fileURLToPath(new URL('./results/', import.meta.url));
   const run: RunResult = {
     date: new Date().toISOString(),
     command: `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`,
     scale,
-    machine: machineOf(kubernetes),
-    seconds: (performance.now() - started) / 1000,
+    machine: machineOf('unknown'),
+    seconds: 0,
     scenarios: results,
   };
-  const full = scale === 1 && chosen.length === SCENARIOS.length;
-  const path = await writeResults(run, fileURLToPath(new URL('./results/', import.meta.url)), full);
+  let path = '';
+  for (const scenario of chosen as Scenario[]) {
+    const result = await runScenario(scenario, scale, realArgoWorkflows, (v) => (run.machine = machineOf(v)));
+    results.push(result);
+    console.log(`\n${renderScenario(result)}\n`);
+    // Written after every scenario, so that a run cut short keeps what it measured.
+    run.seconds = (performance.now() - started) / 1000;
+    path = await writeResults(run, dir, false);
+  }
+  if (scale === 1 && chosen.length === SCENARIOS.length) path = await writeResults(run, dir, true);
   console.log(`\n${renderRun(run)}\n\nJSON: ${path}`);
   return results.some((r) => r.error !== undefined) ? 1 : 0;
 }

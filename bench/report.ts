@@ -59,7 +59,7 @@ function label(name: string, unit: string): string {
 
 /**
  * writeResults writes the run as JSON: a full run (every scenario, scale 1) to latest.json, the
- * file BENCHMARKS.md is made from; any other run to a timestamped file beside it.
+ * file BENCHMARKS.md is made from; any run, as it goes, to a file named by its start beside it.
  */
 export async function writeResults(run: RunResult, dir: string, full: boolean): Promise<string> {
   await mkdir(dir, { recursive: true });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { per, percentile, ratePerSecond, ratio, slopePerHour, slopeFit, growthVerdict, longestRun, runsOf } from './stats.ts';
+import { earliest, latest, per, percentile, ratePerSecond, ratio, slopePerHour, slopeFit, growthVerdict, longestRun, runsOf } from './stats.ts';
 
 test('percentile is the nearest rank: the smallest value with at least p% of the values at or below it', () => {
   // The worked example of the nearest-rank method: ranks ceil(p/100 * 5).
@@ -113,4 +113,14 @@ test('longestRun: the longest stretch of equal keys, the first of equal length, 
     ['abbbb', 'bbbb'],
   ];
   for (const [input, longest] of rows) assert.equal(longestRun([...input], (c) => c).join(''), longest, input);
+});
+
+test('earliest and latest take 1,000,000 values, where Math.min(...values) overflows the stack', () => {
+  // 7919 is prime to 1,000,000: the values are 0 to 999,999, shuffled.
+  const values = Array.from({ length: 1_000_000 }, (_, i) => (i * 7919) % 1_000_000);
+  assert.throws(() => Math.min(...values), RangeError);
+  assert.equal(earliest(values), 0);
+  assert.equal(latest(values), 999_999);
+  assert.equal(earliest([]), null);
+  assert.equal(latest([3, -1, 2]), 3);
 });

@@ -22,6 +22,23 @@ export function ratePerSecond(times: readonly number[]): number | null {
   return last > first ? ((times.length - 1) * 1000) / (last - first) : null;
 }
 
+/**
+ * earliest and latest are the least and greatest of the values, null when empty. Math.min(...xs)
+ * passes each value as an argument and overflows the stack past about 100,000 of them: the
+ * backlog's 180,000 removal times ended a 50-minute run so.
+ */
+export function earliest(values: readonly number[]): number | null {
+  let least: number | null = null;
+  for (const v of values) if (least === null || v < least) least = v;
+  return least;
+}
+
+export function latest(values: readonly number[]): number | null {
+  let greatest: number | null = null;
+  for (const v of values) if (greatest === null || v > greatest) greatest = v;
+  return greatest;
+}
+
 /** ratio is a / b, or null when either is unknown or b is zero. */
 export function ratio(a: number | null, b: number | null): number | null {
   return a === null || b === null || b === 0 ? null : a / b;

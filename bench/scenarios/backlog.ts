@@ -21,7 +21,7 @@ import { APF_PLANE, SWEEPER } from '../lib/env.ts';
 import { createNamespace, createPodSet, deleteWorkflows, type PodSet } from '../lib/populate.ts';
 import { RemovalWatch } from '../lib/removal-watch.ts';
 import { fig, format, goal, type Figure, type Row } from '../lib/result.ts';
-import { per, percentile, ratePerSecond, ratio } from '../lib/stats.ts';
+import { earliest, per, percentile, ratePerSecond, ratio } from '../lib/stats.ts';
 import { scaled, seconds, type ClusterScenario, type ScenarioContext } from './scenario.ts';
 
 const PODS = 200_000;
@@ -299,7 +299,7 @@ async function controllerDrain(
     return {
       freedAt: all,
       lateDeletedAt,
-      firstRemoval: times.length === 0 ? null : seconds(started, Math.min(...times)),
+      firstRemoval: times.length === 0 ? null : seconds(started, earliest(times) ?? 0),
       synced,
       drained,
       cpuPerThousand: perThousand(cpuEnd, toFree),
@@ -424,7 +424,7 @@ function timesOf(freedAt: ReadonlyMap<string, number>, names: readonly string[])
 function tenthFigures(times: number[]): Figure[] {
   const tenths = ratesByTenth(times);
   const known = tenths.filter((r): r is number => r !== null);
-  return [fig('slowest tenth, removals/s', known.length === 0 ? null : Math.min(...known)), fig('last tenth, removals/s', tenths[tenths.length - 1] ?? null)];
+  return [fig('slowest tenth, removals/s', earliest(known)), fig('last tenth, removals/s', tenths[tenths.length - 1] ?? null)];
 }
 
 function tenthsText(times: number[]): string {

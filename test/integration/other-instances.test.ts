@@ -42,7 +42,12 @@ test('pods of other instance IDs are counted by ID and warned about once; a swee
   const seen = await leftOut(plain);
   assert.deepEqual(seen.counts, { 'team-a': 3, 'team-b': 1 }, 'without --instance-id: the labelled pods, by ID');
   assert.equal(seen.cached, 2, 'the pods without an instance ID are its own');
-  const warned = logLines(plain.stderr()).filter((l) => l.msg === WARNING).map((l) => [l['level'], l['instanceId'], l['pods']]);
+  // Log lines reach stderr in batches, up to 100 ms after they are logged (src/log/batched.ts):
+  // wait for both, then for longer than a batch, so that a second warning would be seen too.
+  const warnings = (): unknown[][] => logLines(plain.stderr()).filter((l) => l.msg === WARNING).map((l) => [l['level'], l['instanceId'], l['pods']]);
+  await cluster.waitFor(async () => warnings().length >= 2, 10_000, 'both warnings in the log');
+  await new Promise((r) => setTimeout(r, 500));
+  const warned = warnings();
   assert.deepEqual(warned.sort(), [['warn', 'team-a', 3], ['warn', 'team-b', 1]]);
 
   const teamA = controller(t, ns, ['--instance-id', 'team-a']);

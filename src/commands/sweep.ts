@@ -14,9 +14,8 @@ import type { WorkflowMeta } from '../kube/objects.ts';
 import { startEvents } from '../events/start.ts';
 import { Cleanup } from '../controller/cleanup.ts';
 import { Owners } from '../owners/owners.ts';
-import { BatchedOwnerReads } from '../owners/batched-reads.ts';
 import { OwnerSettingsRefused, proveAtStart } from '../owners/settings-proof.ts';
-import { resourceApis } from '../controller/api.ts';
+import { batchedOwnerReads, resourceApis } from '../controller/api.ts';
 import { connect } from './connect.ts';
 import { listAll, trimmed } from '../cache/one-shot-list.ts';
 import { readNamespaceDeletions } from './sweep-namespaces.ts';
@@ -75,14 +74,7 @@ async function sweep(settings: Settings, logger: Logger, shutdown: Shutdown, dis
   const namespaces = settings.namespaceDeleting ? new NamespaceReadings() : null;
   if (namespaces !== null) events.skipNamespaces(namespaces);
   // Everything is listed before any owner is read: on a backlog, one list per namespace confirms its owners.
-  const ownerReads = new BatchedOwnerReads({
-    get: apis.readOwner,
-    listPage: apis.listOwnerPage,
-    pageSize: settings.listPageSize,
-    cachedOwners: (namespace) => workflows.countIn(namespace),
-    awaiting: (namespace) => pods.ownersNamedIn(namespace) - workflows.countIn(namespace),
-    logger,
-  });
+  const ownerReads = batchedOwnerReads(settings, apis, { workflows, pods }, logger);
   const owners = new Owners({
     owner: settings.owner,
     cache: { get: (namespace, name) => workflows.get(`${namespace}/${name}`) },

@@ -7,7 +7,9 @@ import { MetadataApi, PODS } from '../kube/metadata-api.ts';
 import type { MetaObject, PodMeta, WorkflowMeta } from '../kube/objects.ts';
 import { toPodMeta, toWorkflowMeta, type OwnerTable } from '../cache/trim.ts';
 import type { OwnerReader } from '../owners/resolver.ts';
-import type { OwnerPageReader } from '../owners/batched-reads.ts';
+import { BatchedOwnerReads, type OwnerPageReader } from '../owners/batched-reads.ts';
+import type { PodStore, Store } from '../cache/store.ts';
+import type { Logger } from '../log.ts';
 import type { StatusReader } from '../argo/workflow-records.ts';
 import { isObjectNotFound } from '../kube/errors.ts';
 import type { PodApi } from '../work/reconcile.ts';
@@ -77,4 +79,21 @@ export function resourceApis(settings: Settings, client: ApiClient): ResourceApi
       }
     },
   };
+}
+
+/**
+ * batchedOwnerReads confirms owners through one list of a namespace where that is cheaper than a
+ * GET each (src/owners/batched-reads.ts), sized by the caches of the controller or the sweep.
+ */
+export function batchedOwnerReads(settings: Settings, apis: ResourceApis, caches: { workflows: Store<WorkflowMeta>; pods: PodStore }, logger: Logger): BatchedOwnerReads {
+  return new BatchedOwnerReads({
+    get: apis.readOwner,
+    listPage: apis.listOwnerPage,
+    pageSize: settings.listPageSize,
+    cachedOwners: (namespace) => caches.workflows.countIn(namespace),
+    // Owners the cached pods name beyond those the owner cache holds: about that many will need a
+    // read (a pod without our finalizer needs none, but the garbage collector deletes it with its owner).
+    awaiting: (namespace) => caches.pods.ownersNamedIn(namespace) - caches.workflows.countIn(namespace),
+    logger,
+  });
 }

@@ -15,12 +15,11 @@ import { RecoveryResync } from './recovery-resync.ts';
 import { isActionable, PRIORITY, staleInMs, type Decision } from '../decide/decide.ts';
 import { significantOwnerChange, significantPodChange } from './event-filter.ts';
 import { Source, type PodSource, type WorkflowSource } from './sources.ts';
-import { resourceApis } from './api.ts';
+import { batchedOwnerReads, resourceApis } from './api.ts';
 import { PodStore, Store } from '../cache/store.ts';
 import type { RemovalEvents } from '../events/removal-events.ts';
 import { namespaceSource, type NamespaceSource } from './namespace-source.ts';
 import { OwnerSettingsRefused, proveLater } from '../owners/settings-proof.ts';
-import { BatchedOwnerReads } from '../owners/batched-reads.ts';
 
 export interface ControllerOptions {
   settings: Settings;
@@ -64,16 +63,7 @@ export class Controller {
     const podStore = new PodStore();
     this.namespaces = namespaceSource({ ...o, onDeleting: (namespace) => this.#namespaceDeleting(namespace) });
     // Owners and Cleanup exist before the sources whose handlers feed them.
-    const ownerReads = new BatchedOwnerReads({
-      get: apis.readOwner,
-      listPage: apis.listOwnerPage,
-      pageSize: o.settings.listPageSize,
-      cachedOwners: (namespace) => workflowStore.countIn(namespace),
-      // Owners the cached pods name beyond those the owner cache holds: about that many will need a
-      // read (a pod without our finalizer needs none, but the garbage collector deletes it with its owner).
-      awaiting: (namespace) => podStore.ownersNamedIn(namespace) - workflowStore.countIn(namespace),
-      logger: o.logger,
-    });
+    const ownerReads = batchedOwnerReads(o.settings, apis, { workflows: workflowStore, pods: podStore }, o.logger);
     this.owners = new Owners({
       owner: o.settings.owner,
       cache: { get: (namespace, name) => workflowStore.get(`${namespace}/${name}`) },

@@ -163,6 +163,8 @@ export const backlog: ClusterScenario = {
             fig(`RSS once synced (${SETTLE_MS / 1000} s after)`, mb(drain.rssSynced), 'MB'),
             fig('peak RSS', mb(drain.rssPeak), 'MB'),
             fig('final RSS', mb(drain.rssFinal), 'MB'),
+            fig('RSS half-way through the drain', mb(drain.halfway?.rss ?? null), 'MB'),
+            fig('V8 heap used half-way (of its total)', mb(drain.halfway?.heapUsed ?? null), 'MB'),
             fig('bytes per cached pod (RSS once synced / pods)', rssSyncedPerPod, 'B'),
             fig('bytes per cached pod beyond an empty cache', marginalPerPod, 'B'),
           ],
@@ -197,6 +199,7 @@ export const backlog: ClusterScenario = {
       );
       out.notes.push(
         `Removals a second in each tenth of the drain: the bare loop ${tenthsText(ceilingTimes)}; the controller ${tenthsText(controllerTimes)}.`,
+        `Half-way through the drain, as the controller's /metrics said: ${halfwayText(drain.halfway)}.`,
         `The controller's API requests, Events apart (the row's figure is these over the pods it freed): ${drain.requestsByVerb}.`,
         `Pods are finished (phase Succeeded), ${PODS_PER_WORKFLOW} to a Workflow, the test bed's small Argo-shaped pods. Every backlog Workflow is deleted first; the run waits until every backlog pod is Terminating (marked by the garbage collector, or by PodGC, whose threshold is ${GC_THRESHOLD}), so that all are pinned by our finalizer alone.`,
         `The bare loop (bench/contenders/ceiling.ts) runs as ${SWEEPER} at the controller's worker count (${workersOf(DEFAULTS)}) on the first pod of every Workflow (one in ${PODS_PER_WORKFLOW}, in every namespace), after the argo-style run and before the controller, on the same server with the whole backlog pinned, in a process of its own: its CPU is the loop's alone, from its first request to its last answer. The controller then runs with its defaults over the ${NAMESPACES} namespaces and drains the rest; its rate runs from its first removal to its last, its CPU from its start to its last removal.`,
@@ -226,6 +229,8 @@ interface Drain {
   rssSynced: number | null;
   rssPeak: number;
   rssFinal: number | null;
+  /** halfway: where the controller's memory was when half the pods were freed (null: its /metrics did not answer). */
+  halfway: Halfway | null;
   podDeletes: number;
   serverRssStart: number | null;
   serverRssPeak: number;
@@ -267,6 +272,7 @@ async function controllerDrain(
     let bytesUntilSynced: number | null = null;
     let rssSynced: number | null = null;
     let rssPeak = 0;
+    let halfway: Halfway | null | undefined;
     const deadline = started + 300_000 + toFree * 50;
     for (;;) {
       const freed = freedBefore() - alreadyFreed;
@@ -280,6 +286,7 @@ async function controllerDrain(
         ctx.log(`synced after ${synced.toFixed(1)} s`);
       }
       if (synced !== null && rssSynced === null && seconds(started, performance.now()) >= synced + SETTLE_MS / 1000) rssSynced = controller.child.rssBytes();
+      if (halfway === undefined && freed >= toFree / 2) halfway = await memoryOf(controller).catch(() => null);
       // One late Workflow at each 1/(n+1) of the drain, so that all are deleted while it runs.
       while (lateOrder.length > 0 && freed >= ((LATE_WORKFLOWS - lateOrder.length + 1) * pods.length) / (LATE_WORKFLOWS + 1)) {
         const wf = lateOrder.shift()!;
@@ -312,6 +319,7 @@ async function controllerDrain(
       rssSynced: rssSynced ?? rssFinal,
       rssPeak: Math.max(rssPeak, rssFinal ?? 0),
       rssFinal,
+      halfway: halfway ?? null,
       podDeletes: deletesAfter - deletesBefore,
       podDeletesPerSecond: per(deletesAfter - deletesBefore, drained),
       bytesUntilSynced,
@@ -326,11 +334,36 @@ async function controllerDrain(
   }
 }
 
+/** Halfway is the controller's own account of its memory (prom-client's process and V8 gauges) and its queue. */
+interface Halfway {
+  rss: number;
+  heapUsed: number;
+  heapTotal: number;
+  external: number;
+  queued: number;
+}
+
+async function memoryOf(controller: RunningController): Promise<Halfway> {
+  const s = await controller.metrics();
+  return {
+    rss: s.sum('process_resident_memory_bytes'),
+    heapUsed: s.sum('nodejs_heap_size_used_bytes'),
+    heapTotal: s.sum('nodejs_heap_size_total_bytes'),
+    external: s.sum('nodejs_external_memory_bytes'),
+    queued: s.sum('workqueue_depth'),
+  };
+}
+
 /** podGcMeter starts counting the server's pod DELETEs; the function it returns gives them a second since. */
 async function podGcMeter(ctx: ScenarioContext): Promise<() => Promise<number | null>> {
   const before = podDeletes(await scrapeApiServer(ctx.env.plane));
   const started = performance.now();
   return async () => per(podDeletes(await scrapeApiServer(ctx.env.plane)) - before, seconds(started, performance.now()));
+}
+
+function halfwayText(h: Halfway | null): string {
+  if (h === null) return 'not read';
+  return `RSS ${mb(h.rss)?.toFixed(1)} MB; V8 heap ${mb(h.heapUsed)?.toFixed(1)} MB used of ${mb(h.heapTotal)?.toFixed(1)} MB; external ${mb(h.external)?.toFixed(1)} MB; ${format(h.queued)} keys queued`;
 }
 
 function pipeUrl(pipe: BytePipe): string {

@@ -156,6 +156,7 @@ export const backlog: ClusterScenario = {
             fig('CPU per 1,000 removals', drain.cpuPerThousand, 's'),
             fig('CPU ratio to the bare loop', ratio(drain.cpuPerThousand, ceilingCpu), '×'),
             fig('API requests per removal', drain.requestsPerFreed),
+            fig('conflicts (409)', drain.conflicts),
             fig('Events written', drain.events),
             fig('bytes received until synced, per cached pod', drain.bytesUntilSynced === null ? null : per(drain.bytesUntilSynced, cachedPods), 'B'),
             fig('bytes received after sync, per removal', drain.bytesAfterSync === null ? null : per(drain.bytesAfterSync, pinned), 'B'),
@@ -227,6 +228,7 @@ interface Drain {
   /** requestsByVerb: the controller's requests, e.g. "patch 3,555, list 12", Events apart. */
   requestsByVerb: string;
   events: number;
+  conflicts: number;
   rssSynced: number | null;
   rssPeak: number;
   rssFinal: number | null;
@@ -317,6 +319,7 @@ async function controllerDrain(
       requestsPerFreed: per(apiRequests(after) - events, toFree),
       requestsByVerb: byVerb(after, events),
       events,
+      conflicts: after.sum('finalizer_sweeper_conflicts_total'),
       rssSynced: rssSynced ?? rssFinal,
       rssPeak: Math.max(rssPeak, rssFinal ?? 0),
       rssFinal,

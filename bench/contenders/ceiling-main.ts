@@ -27,5 +27,5 @@ const start = process.cpuUsage();
 const result = await runCeiling(client, flags.namespace ?? null, concurrency, flags['label-selector']);
 const cpu = process.cpuUsage(start);
 client.close();
-const { removed, conflicts, requests, writes } = result;
-process.stdout.write(`${JSON.stringify({ event: 'done', removed, conflicts, requests, writes, cpuSeconds: (cpu.user + cpu.system) / 1e6 })}\n`);
+const { removed, conflicts, requests, retries, writes } = result;
+process.stdout.write(`${JSON.stringify({ event: 'done', removed, conflicts, requests, retries, writes, cpuSeconds: (cpu.user + cpu.system) / 1e6 })}\n`);

@@ -2,10 +2,13 @@
 // one metadata-only list for the resourceVersions, then at a fixed client concurrency one JSON
 // merge patch per pod (our finalizer dropped, the resourceVersion it was computed from). A 409
 // re-reads that pod and tries again; an answer of 2xx is drained unread, as the controller's is.
+// A request that fails on the way (a timeout, a 5xx, a 429) is tried again, the patch after a
+// re-read, since it may have landed: under a 200,000-pod backlog the server once left one
+// unanswered for a minute, and a loop that gave up then would measure nothing.
 // Nothing a controller can do removes finalizers faster on
 // the same connection count, so a controller's rate divided by this one is its efficiency.
 import type { ApiClient } from '../../src/kube/client.ts';
-import { isConflict, isNotFound } from '../../src/kube/errors.ts';
+import { isConflict, isNotFound, isRetryable } from '../../src/kube/errors.ts';
 import { MetadataApi, PODS } from '../../src/kube/metadata-api.ts';
 import type { MetaObject } from '../../src/kube/objects.ts';
 import { mapConcurrent } from '../../src/testbed/cluster.ts';
@@ -16,6 +19,8 @@ export interface CeilingResult {
   conflicts: number;
   /** requests made, lists and re-reads included. */
   requests: number;
+  /** retries: requests tried again after a timeout, a 5xx or a 429. */
+  retries: number;
   /** writes: patches sent. */
   writes: number;
   /** patchMs: how long each accepted patch took, sending to the answer drained. */
@@ -33,14 +38,26 @@ export async function runCeiling(client: ApiClient, namespace: string | null, co
   const api = new MetadataApi(client, PODS);
   const held: MetaObject[] = [];
   let requests = 0;
+  let retries = 0;
+  const again = async <T>(call: () => Promise<T>): Promise<T> => {
+    for (let attempt = 1; ; attempt++) {
+      requests++;
+      try {
+        return await call();
+      } catch (err) {
+        if (!isRetryable(err) || attempt >= MAX_ATTEMPTS) throw err;
+        retries++;
+        await new Promise((r) => setTimeout(r, 1_000));
+      }
+    }
+  };
   for (let token: string | null = null; ; ) {
-    const page = await api.list(namespace, { limit: PAGE, ...(labelSelector ? { labelSelector } : {}), ...(token ? { continue: token } : {}) });
-    requests++;
+    const page = await again(() => api.list(namespace, { limit: PAGE, ...(labelSelector ? { labelSelector } : {}), ...(token ? { continue: token } : {}) }));
     for (const o of page.items) if (o.metadata.finalizers?.includes(ARGO_FINALIZER)) held.push(o);
     token = page.continue;
     if (token === null) break;
   }
-  const result: CeilingResult = { removed: 0, conflicts: 0, requests, writes: 0, patchMs: [] };
+  const result: CeilingResult = { removed: 0, conflicts: 0, requests: 0, retries: 0, writes: 0, patchMs: [] };
   await mapConcurrent(held, concurrency, async (first) => {
     const ns = first.metadata.namespace ?? namespace ?? '';
     let current: MetaObject | null = first;
@@ -48,7 +65,7 @@ export async function runCeiling(client: ApiClient, namespace: string | null, co
       const finalizers: string[] = current.metadata.finalizers ?? [];
       if (!finalizers.includes(ARGO_FINALIZER)) return;
       try {
-        result.requests++;
+        requests++;
         result.writes++;
         const sent = performance.now();
         await api.patchMergeUnread(ns, current.metadata.name, {
@@ -59,12 +76,13 @@ export async function runCeiling(client: ApiClient, namespace: string | null, co
         return;
       } catch (err) {
         if (isNotFound(err)) return;
-        if (!isConflict(err)) throw err;
-        result.conflicts++;
-        result.requests++;
-        current = await api.get(ns, current.metadata.name);
+        if (isConflict(err)) result.conflicts++;
+        else if (isRetryable(err)) retries++;
+        else throw err;
+        const name: string = current.metadata.name;
+        current = await again(() => api.get(ns, name));
       }
     }
   });
-  return result;
+  return { ...result, requests, retries };
 }

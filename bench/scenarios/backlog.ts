@@ -138,6 +138,7 @@ export const backlog: ClusterScenario = {
             ...tenthFigures(ceilingTimes),
             fig('API requests per removal', per(ceilingResult.requests, ceilingResult.removed)),
             fig('conflicts', ceilingResult.conflicts),
+            fig('requests tried again (timeout, 5xx, 429)', ceilingResult.retries),
             fig('CPU per 1,000 removals', ceilingCpu, 's'),
             fig('bytes received per removal', per(loopPipe.received, ceilingResult.removed), 'B'),
             fig('PodGC DELETEs a second meanwhile', loopPodGc),

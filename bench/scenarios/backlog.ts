@@ -127,7 +127,8 @@ export const backlog: ClusterScenario = {
       const pinned = cachedPods;
       const controllerTimes = timesOf(drain.freedAt, controllerPods);
       const controllerRate = ratePerSecond(controllerTimes);
-      const lateWaits = waitsFromDeletion(late.podNames.map((name) => ({ name, owner: name.slice(0, name.lastIndexOf('-p')) })), drain.lateDeletedAt, drain.freedAt);
+      const latePods = late.podNames.map((name) => ({ name, owner: name.slice(0, name.lastIndexOf('-p')) }));
+      const lateWaits = waitsFromDeletion(latePods, drain.lateDeletedAt, drain.freedAt);
 
       out.rows.push(
         {
@@ -202,6 +203,7 @@ export const backlog: ClusterScenario = {
       );
       out.notes.push(
         `Removals a second in each tenth of the drain: the bare loop ${tenthsText(ceilingTimes)}; the controller ${tenthsText(controllerTimes)}.`,
+        `The small namespace's slowest pods, from their Workflow's DELETE to freed: ${slowestText(latePods, drain)}.`,
         `Half-way through the drain, as the controller's /metrics said: ${halfwayText(drain.halfway)}.`,
         `The controller's API requests, Events apart (the row's figure is these over the pods it freed): ${drain.requestsByVerb}.`,
         `Pods are finished (phase Succeeded), ${PODS_PER_WORKFLOW} to a Workflow, the test bed's small Argo-shaped pods. Every backlog Workflow is deleted first; the run waits until every backlog pod is Terminating (marked by the garbage collector, or by PodGC, whose threshold is ${GC_THRESHOLD}), so that all are pinned by our finalizer alone.`,
@@ -364,6 +366,18 @@ async function podGcMeter(ctx: ScenarioContext): Promise<() => Promise<number | 
   const before = podDeletes(await scrapeApiServer(ctx.env.plane));
   const started = performance.now();
   return async () => per(podDeletes(await scrapeApiServer(ctx.env.plane)) - before, seconds(started, performance.now()));
+}
+
+/** slowestText names the five late pods that waited longest, with their Workflow's place in the order of deletion, so that a slow one can be traced in the controller's log. */
+function slowestText(pods: ReadonlyArray<{ name: string; owner: string }>, drain: Drain): string {
+  const order = [...drain.lateDeletedAt.keys()];
+  const waits = pods.flatMap(({ name, owner }) => {
+    const deleted = drain.lateDeletedAt.get(owner);
+    const freed = drain.freedAt.get(name);
+    return deleted === undefined || freed === undefined ? [] : [{ name, owner, ms: freed - deleted }];
+  });
+  waits.sort((a, b) => b.ms - a.ms);
+  return waits.slice(0, 5).map((w) => `${w.name} ${(w.ms / 1000).toFixed(2)} s (Workflow ${order.indexOf(w.owner) + 1} of ${order.length})`).join(', ') || 'none freed';
 }
 
 function halfwayText(h: Halfway | null): string {

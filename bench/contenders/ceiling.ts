@@ -3,8 +3,8 @@
 // merge patch per pod (our finalizer dropped, the resourceVersion it was computed from). A 409
 // re-reads that pod and tries again; an answer of 2xx is drained unread, as the controller's is.
 // A request that fails on the way (a timeout, a 5xx, a 429) is tried again, the patch after a
-// re-read, since it may have landed: under a 200,000-pod backlog the server once left one
-// unanswered for a minute, and a loop that gave up then would measure nothing.
+// re-read, since it may have landed: under a large backlog the server may leave a request
+// unanswered past the client's timeout, and a loop that gave up then would measure nothing.
 // Nothing a controller can do removes finalizers faster on
 // the same connection count, so a controller's rate divided by this one is its efficiency.
 import type { ApiClient } from '../../src/kube/client.ts';
@@ -37,16 +37,15 @@ const MAX_ATTEMPTS = 20;
 export async function runCeiling(client: ApiClient, namespace: string | null, concurrency: number, labelSelector?: string): Promise<CeilingResult> {
   const api = new MetadataApi(client, PODS);
   const held: MetaObject[] = [];
-  let requests = 0;
-  let retries = 0;
+  const result: CeilingResult = { removed: 0, conflicts: 0, requests: 0, retries: 0, writes: 0, patchMs: [] };
   const again = async <T>(call: () => Promise<T>): Promise<T> => {
     for (let attempt = 1; ; attempt++) {
-      requests++;
+      result.requests++;
       try {
         return await call();
       } catch (err) {
         if (!isRetryable(err) || attempt >= MAX_ATTEMPTS) throw err;
-        retries++;
+        result.retries++;
         await new Promise((r) => setTimeout(r, 1_000));
       }
     }
@@ -57,7 +56,6 @@ export async function runCeiling(client: ApiClient, namespace: string | null, co
     token = page.continue;
     if (token === null) break;
   }
-  const result: CeilingResult = { removed: 0, conflicts: 0, requests: 0, retries: 0, writes: 0, patchMs: [] };
   await mapConcurrent(held, concurrency, async (first) => {
     const ns = first.metadata.namespace ?? namespace ?? '';
     let current: MetaObject | null = first;
@@ -65,7 +63,7 @@ export async function runCeiling(client: ApiClient, namespace: string | null, co
       const finalizers: string[] = current.metadata.finalizers ?? [];
       if (!finalizers.includes(ARGO_FINALIZER)) return;
       try {
-        requests++;
+        result.requests++;
         result.writes++;
         const sent = performance.now();
         await api.patchMergeUnread(ns, current.metadata.name, {
@@ -77,12 +75,12 @@ export async function runCeiling(client: ApiClient, namespace: string | null, co
       } catch (err) {
         if (isNotFound(err)) return;
         if (isConflict(err)) result.conflicts++;
-        else if (isRetryable(err)) retries++;
+        else if (isRetryable(err)) result.retries++;
         else throw err;
         const name: string = current.metadata.name;
         current = await again(() => api.get(ns, name));
       }
     }
   });
-  return { ...result, requests, retries };
+  return result;
 }

@@ -3,7 +3,8 @@
 // memory can be read from /proc without the benchmark's own work mixed in. Children are stopped
 // by PID, and killed if the benchmark exits first.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { createWriteStream, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 
 /** Child is a running Node program started by the benchmark. */
 export interface Child {
@@ -34,7 +35,6 @@ let hooked = false;
 const TICKS_PER_SECOND = 100;
 const TAIL_CHARS = 4000;
 
-/** startNode runs `node script args…` with the benchmark's own Node binary. */
 /**
  * profiling: with BENCH_PROFILE_DIR set, controllers run under V8's CPU profiler and write a
  * .cpuprofile there when they exit (Node refuses --cpu-prof in NODE_OPTIONS).
@@ -44,17 +44,31 @@ function profiling(name: string): string[] {
   return dir && name === 'controller' ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [];
 }
 
+/**
+ * logging: with BENCH_LOG_DIR set, each child's whole output (stdout and stderr) is kept there as
+ * NAME-PID.log, so that a slow pod can be traced through the controller's log after the run.
+ */
+function logFile(name: string, pid: number): ((chunk: Buffer) => void) | null {
+  const dir = process.env['BENCH_LOG_DIR'];
+  if (!dir) return null;
+  const file = createWriteStream(join(dir, `${name}-${pid}.log`));
+  return (chunk) => file.write(chunk);
+}
+
+/** startNode runs `node script args…` with the benchmark's own Node binary. */
 export function startNode(name: string, script: string, args: string[], env: NodeJS.ProcessEnv = process.env): Child {
   hookExit();
   const child = spawn(process.execPath, [...profiling(name), script, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env });
   if (child.pid === undefined) throw new Error(`cannot start ${name}`);
   const pid = child.pid;
   live.set(pid, child);
+  const keep = logFile(name, pid);
   const stdoutLines: string[] = [];
   const listeners: ((line: string) => void)[] = [];
   let tail = '';
   let partial = '';
   child.stdout.on('data', (chunk: Buffer) => {
+    keep?.(chunk);
     const text = chunk.toString('utf8');
     tail = (tail + text).slice(-TAIL_CHARS);
     const lines = (partial + text).split('\n');
@@ -65,6 +79,7 @@ export function startNode(name: string, script: string, args: string[], env: Nod
     }
   });
   child.stderr.on('data', (chunk: Buffer) => {
+    keep?.(chunk);
     tail = (tail + chunk.toString('utf8')).slice(-TAIL_CHARS);
   });
   const exited = new Promise<number | string>((resolve) => {

@@ -24,19 +24,84 @@ export function ratesByTenth(times: readonly number[], parts = 10): (number | nu
   return rates;
 }
 
+/** LatePod is an orphan made during a drain: its Workflow is deleted while other pods are being freed. */
+export interface LatePod {
+  name: string;
+  namespace: string;
+  owner: string;
+}
+
+/** LateWait is how long a late pod waited from its owner's deletion, and what was served meanwhile. */
+export interface LateWait extends LatePod {
+  waitMs: number;
+  /** ahead: pods of its namespace freed after its owner's deletion and before it. */
+  ahead: number;
+  /** handOuts: pods freed in any namespace from its owner's deletion to it, itself included. */
+  handOuts: number;
+  /** namespaces: those with a pod still to free when its owner was deleted (its own included). */
+  namespaces: number;
+}
+
 /**
- * waitsFromDeletion pairs each pod with its owner's deletion time and its freed time (ms), and
- * returns the waits of the pods freed, and how many were not freed at all.
+ * lateWaits pairs each late pod with its owner's deletion and its freeing (ms), and counts what
+ * the drain freed meanwhile, so that each wait can be set against the fair queue's bound (a key
+ * with r keys of its own namespace ahead of it is handed out within (r + 1) · N turns, N the
+ * namespaces with work; src/queue/fair-ready.ts). `namespaceOf` names every pod of the drain, the
+ * late ones included; a pod missing from `freedAt` was not freed (by the end of the drain). Pods
+ * whose owner was not deleted are left out; those not freed are counted apart.
  */
-export function waitsFromDeletion(pods: ReadonlyArray<{ name: string; owner: string }>, ownerDeletedAt: ReadonlyMap<string, number>, freedAt: ReadonlyMap<string, number>): { waitsMs: number[]; unfreed: number } {
-  const waitsMs: number[] = [];
-  let unfreed = 0;
-  for (const p of pods) {
-    const deleted = ownerDeletedAt.get(p.owner);
-    const freed = freedAt.get(p.name);
-    if (deleted === undefined) continue;
-    if (freed === undefined) unfreed++;
-    else waitsMs.push(freed - deleted);
+export function lateWaits(
+  late: readonly LatePod[],
+  ownerDeletedAt: ReadonlyMap<string, number>,
+  freedAt: ReadonlyMap<string, number>,
+  namespaceOf: ReadonlyMap<string, string>,
+): { waits: LateWait[]; unfreed: number } {
+  const all: number[] = [];
+  const byNamespace = new Map<string, number[]>();
+  // A namespace's last freeing; Infinity while a pod of it is not freed.
+  const lastFreed = new Map<string, number>();
+  for (const [name, namespace] of namespaceOf) {
+    const t = freedAt.get(name) ?? Infinity;
+    lastFreed.set(namespace, Math.max(lastFreed.get(namespace) ?? -Infinity, t));
+    if (t === Infinity) continue;
+    all.push(t);
+    let times = byNamespace.get(namespace);
+    if (times === undefined) byNamespace.set(namespace, (times = []));
+    times.push(t);
   }
-  return { waitsMs, unfreed };
+  all.sort((a, b) => a - b);
+  for (const times of byNamespace.values()) times.sort((a, b) => a - b);
+
+  const waits: LateWait[] = [];
+  let unfreed = 0;
+  for (const pod of late) {
+    const deleted = ownerDeletedAt.get(pod.owner);
+    if (deleted === undefined) continue;
+    const freed = freedAt.get(pod.name);
+    if (freed === undefined) {
+      unfreed++;
+      continue;
+    }
+    const own = byNamespace.get(pod.namespace) ?? [];
+    waits.push({
+      ...pod,
+      waitMs: freed - deleted,
+      ahead: rank(own, freed, false) - rank(own, deleted, true),
+      handOuts: rank(all, freed, true) - rank(all, deleted, true),
+      namespaces: [...lastFreed.values()].filter((t) => t > deleted).length,
+    });
+  }
+  return { waits, unfreed };
+}
+
+/** rank: how many of the sorted times are below t (or at or below it, when `inclusive`). */
+function rank(sorted: readonly number[], t: number, inclusive: boolean): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (sorted[mid]! < t || (inclusive && sorted[mid] === t)) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }

@@ -6,7 +6,8 @@
 // the same server and backlog, in a process of its own; the controller then drains the rest from a
 // cold start. Each reaches the server through a byte-counting pipe of its own, so that both pay
 // the same hop. During its
-// drain a small namespace's Workflows are deleted one by one, and their pods' waits are timed.
+// drain Workflows are deleted one by one in two more tenants, and their pods' waits are timed: a
+// small namespace with nothing else queued, and one of the 19 whose own backlog is queued ahead.
 import { ARGO_LABEL, startArgoStyle } from '../contenders/argo-style.ts';
 import { runCeilingProcess } from '../contenders/ceiling-process.ts';
 import { DEFAULTS, afterEvents, apiRequests, eventWrites, startController, workersOf, type RunningController } from '../contenders/sweeper.ts';
@@ -16,7 +17,7 @@ import { BytePipe } from '../lib/byte-proxy.ts';
 import { rssOf } from '../lib/child.ts';
 import type { Scrape } from '../lib/prom.ts';
 import { perThousand } from '../lib/cpu.ts';
-import { ratesByTenth, waitsFromDeletion } from '../lib/drain-stats.ts';
+import { lateWaits, ratesByTenth, type LateWait } from '../lib/drain-stats.ts';
 import { APF_PLANE, SWEEPER } from '../lib/env.ts';
 import { createNamespace, createPodSet, deleteWorkflows, type PodSet } from '../lib/populate.ts';
 import { RemovalWatch } from '../lib/removal-watch.ts';
@@ -32,14 +33,18 @@ const PODS_PER_WORKFLOW = 10;
 /** SHARE_LABEL marks the pods set apart for the bare loop: the first of each Workflow, one in PODS_PER_WORKFLOW. */
 const SHARE_LABEL = 'bench.finalizer-sweeper.io/share';
 const CEILING_SELECTOR = `${SHARE_LABEL}=ceiling`;
-/** The small namespace's Workflows deleted during the drain, one at each 1/(n+1) of it. */
+/** Each late tenant's Workflows deleted during the drain, one at each 1/(n+1) of it. */
 const LATE_WORKFLOWS = 20;
+/** SMALL: a tenant with no backlog of its own, only its Workflows deleted during the drain. */
+const SMALL = 's16-small';
 /** The argo-style reproduction's Workflows: past its bucket's burst of 100, at 10 a second. */
 const ARGO_WORKFLOWS = 30;
 const ARGO_BURST = 100;
 /** A low threshold, so that PodGC acts as in #141190: every terminated pod past it is deleted on every pass. */
 const GC_THRESHOLD = 100;
 const POLL_MS = 100;
+/** DELIVERY_MS: the time allowed a Workflow's deletion to reach the controller, in the fairness check. */
+const DELIVERY_MS = 100;
 /** RSS "once synced" is read this long after /readyz first answers (as scenario 9 does). */
 const SETTLE_MS = 3_000;
 const MB = 1e6;
@@ -65,7 +70,8 @@ export const backlog: ClusterScenario = {
     const busyWorkflows = Math.max(1, Math.round((total * BUSY_SHARE) / PODS_PER_WORKFLOW));
     const smallWorkflows = Math.max(1, Math.round((total - busyWorkflows * PODS_PER_WORKFLOW) / (NAMESPACES - 1) / PODS_PER_WORKFLOW));
     const namespaces = Array.from({ length: NAMESPACES }, (_, i) => `s16-t${i}`);
-    const smallNamespace = namespaces[1]!;
+    // A tenant whose own backlog (smallWorkflows of them) is queued ahead of its late orphans.
+    const tenant = namespaces[1]!;
 
     ctx.log(`creating ${busyWorkflows * PODS_PER_WORKFLOW} pods in ${namespaces[0]} and ${smallWorkflows * PODS_PER_WORKFLOW} in each of ${NAMESPACES - 1} others`);
     const sets: PodSet[] = [];
@@ -80,21 +86,27 @@ export const backlog: ClusterScenario = {
         podLabels: (j) => ({ [SHARE_LABEL]: j === 0 ? 'ceiling' : 'controller' }),
       }));
     }
-    const late = await createPodSet(ctx.env.cluster, { namespace: smallNamespace, workflows: LATE_WORKFLOWS, podsPerWorkflow: PODS_PER_WORKFLOW, prefix: 'late', finished: true });
+    // Names unique across namespaces: the watches' times are keyed by pod name.
+    const lateSets = [
+      await createPodSet(ctx.env.cluster, { namespace: SMALL, workflows: LATE_WORKFLOWS, podsPerWorkflow: PODS_PER_WORKFLOW, prefix: 'late-small', finished: true }),
+      await createPodSet(ctx.env.cluster, { namespace: tenant, workflows: LATE_WORKFLOWS, podsPerWorkflow: PODS_PER_WORKFLOW, prefix: `late-${tenant.slice('s16-'.length)}`, finished: true }),
+    ];
     const all = sets.flatMap((s) => s.podNames);
     const ceilingPods = all.filter((name) => name.endsWith('-p0'));
     const controllerPods = all.filter((name) => !name.endsWith('-p0'));
-    out.size = { pods: all.length, namespaces: NAMESPACES, [`pods in ${namespaces[0]}`]: busyWorkflows * PODS_PER_WORKFLOW, 'pods for the bare loop': ceilingPods.length, 'pods for the controller': controllerPods.length, 'small namespace\'s late orphans': late.podNames.length };
+    out.size = { pods: all.length, namespaces: NAMESPACES, [`pods in ${namespaces[0]}`]: busyWorkflows * PODS_PER_WORKFLOW, 'pods for the bare loop': ceilingPods.length, 'pods for the controller': controllerPods.length, 'late orphans in each of two tenants': LATE_WORKFLOWS * PODS_PER_WORKFLOW };
 
     const watches = new Map<string, RemovalWatch>();
     try {
-      for (const s of sets) {
-        const w = new RemovalWatch(ctx.env.pods, s.namespace);
-        await w.start();
+      for (const s of [...sets, ...lateSets]) {
+        let w = watches.get(s.namespace);
+        if (w === undefined) {
+          w = new RemovalWatch(ctx.env.pods, s.namespace);
+          await w.start();
+          watches.set(s.namespace, w);
+        }
         w.track(s.podNames);
-        watches.set(s.namespace, w);
       }
-      watches.get(smallNamespace)!.track(late.podNames);
       const freedAt = (): Map<string, number> => new Map([...watches.values()].flatMap((w) => [...w.removedAt]));
 
       ctx.log('deleting every owner; waiting until the garbage collector and PodGC have marked every pod');
@@ -120,15 +132,21 @@ export const backlog: ClusterScenario = {
       ctx.log('a controller on an empty namespace, for the footprint of no cache');
       const emptyRss = await emptyFootprint(ctx);
 
-      const drain = await controllerDrain(ctx, namespaces, controllerPods, late, watches, freedAt);
-      const cachedPods = controllerPods.length + late.podNames.length;
+      const drain = await controllerDrain(ctx, [...namespaces, SMALL], controllerPods, lateSets, watches, freedAt);
+      const latePodCount = lateSets.reduce((n, set) => n + set.podNames.length, 0);
+      const cachedPods = controllerPods.length + latePodCount;
       const rssSyncedPerPod = drain.rssSynced === null ? null : drain.rssSynced / cachedPods;
       const marginalPerPod = drain.rssSynced === null || emptyRss === null ? null : (drain.rssSynced - emptyRss) / cachedPods;
       const pinned = cachedPods;
       const controllerTimes = timesOf(drain.freedAt, controllerPods);
       const controllerRate = ratePerSecond(controllerTimes);
-      const latePods = late.podNames.map((name) => ({ name, owner: name.slice(0, name.lastIndexOf('-p')) }));
-      const lateWaits = waitsFromDeletion(latePods, drain.lateDeletedAt, drain.freedAt);
+      const namespaceOf = new Map([...sets, ...lateSets].flatMap((set) => set.podNames.map((name) => [name, set.namespace] as const)));
+      // The bare loop's pods were freed before any late deletion, so they count in no late wait.
+      const waitsOf = (set: PodSet) => lateWaits(set.podNames.map((name) => ({ name, namespace: set.namespace, owner: name.slice(0, name.lastIndexOf('-p')) })), drain.lateDeletedAt, drain.freedAt, namespaceOf);
+      const [smallWaits, tenantWaits] = lateSets.map(waitsOf) as [ReturnType<typeof waitsOf>, ReturnType<typeof waitsOf>];
+      // What the bound cannot see from outside: the keys in flight when a late one became ready,
+      // and those handed out while the deletion travelled to the controller (DELIVERY_MS of them).
+      const allowance = workersOf(DEFAULTS) + Math.round(((controllerRate ?? 0) * DELIVERY_MS) / 1000);
 
       out.rows.push(
         {
@@ -173,15 +191,8 @@ export const backlog: ClusterScenario = {
             fig('bytes per cached pod beyond an empty cache', marginalPerPod, 'B'),
           ],
         },
-        {
-          contender: `${smallNamespace}: its ${LATE_WORKFLOWS} Workflows deleted during the drain`,
-          figures: [
-            fig('p50 from Workflow deletion to freed', ms(percentile(lateWaits.waitsMs, 50)), 's'),
-            fig('p99 from Workflow deletion to freed', ms(percentile(lateWaits.waitsMs, 99)), 's'),
-            fig('max', ms(percentile(lateWaits.waitsMs, 100)), 's'),
-            fig('pods not freed', lateWaits.unfreed),
-          ],
-        },
+        lateRow(`${SMALL}, nothing else queued: its ${LATE_WORKFLOWS} Workflows deleted during the drain`, smallWaits, allowance),
+        lateRow(`${tenant}, its own backlog queued ahead: its ${LATE_WORKFLOWS} late Workflows deleted during the drain`, tenantWaits, allowance),
         {
           contender: 'the control plane during the drain',
           figures: [
@@ -200,16 +211,22 @@ export const backlog: ClusterScenario = {
         goal('peak RSS at most 1.2 times the RSS once synced', ratio(drain.rssPeak, drain.rssSynced), '×', (v) => v <= 1.2),
         // Printed to two places: "1.00" is met, 1.005 and up is not.
         goal('1.00 API requests per removal, the Event writes apart', drain.requestsPerFreed, '', (v) => v < 1.005),
+        goal(
+          `a late orphan (${SMALL}'s and ${tenant}'s) is handed out within the fair queue's bound, (r + 1) · N turns: pods past it by more than ${format(allowance)} hand-outs`,
+          pastTheBound([...smallWaits.waits, ...tenantWaits.waits], allowance) + smallWaits.unfreed + tenantWaits.unfreed,
+          '',
+          (v) => v === 0,
+        ),
       );
       out.notes.push(
         `Removals a second in each tenth of the drain: the bare loop ${tenthsText(ceilingTimes)}; the controller ${tenthsText(controllerTimes)}.`,
-        `The small namespace's slowest pods, from their Workflow's DELETE to freed: ${slowestText(latePods, drain)}.`,
+        `The slowest late pods, from their Workflow's DELETE to freed: in ${SMALL} ${slowestText(smallWaits.waits)}; in ${tenant} ${slowestText(tenantWaits.waits)}.`,
         `Half-way through the drain, as the controller's /metrics said: ${halfwayText(drain.halfway)}.`,
         `The controller's API requests, Events apart (the row's figure is these over the pods it freed): ${drain.requestsByVerb}.`,
         `Pods are finished (phase Succeeded), ${PODS_PER_WORKFLOW} to a Workflow, the test bed's small Argo-shaped pods. Every backlog Workflow is deleted first; the run waits until every backlog pod is Terminating (marked by the garbage collector, or by PodGC, whose threshold is ${GC_THRESHOLD}), so that all are pinned by our finalizer alone.`,
         `The bare loop (bench/contenders/ceiling.ts) runs as ${SWEEPER} at the controller's worker count (${workersOf(DEFAULTS)}) on the first pod of every Workflow (one in ${PODS_PER_WORKFLOW}, in every namespace), after the argo-style run and before the controller, on the same server with the whole backlog pinned, in a process of its own: its CPU is the loop's alone, from its first request to its last answer. The controller then runs with its defaults over the ${NAMESPACES} namespaces and drains the rest; its rate runs from its first removal to its last, its CPU from its start to its last removal.`,
         'Each tenth is a tenth of the removals in time order, from the previous tenth\'s last removal to its own: a drain that decays shows falling figures.',
-        `The small namespace's ${LATE_WORKFLOWS} Workflows (${PODS_PER_WORKFLOW} pods each, finished; PodGC marks some Terminating before the drain) are deleted one at a time as the controller's drain passes each 1/${LATE_WORKFLOWS + 1} of its pods; a wait runs from the Workflow's DELETE being sent to its pod's removal being seen.`,
+        `Late orphans: ${SMALL} holds only its ${LATE_WORKFLOWS} late Workflows; ${tenant} holds ${LATE_WORKFLOWS} more beside its backlog. Their pods are finished (PodGC marks some Terminating before the drain); one Workflow of each is deleted as the controller's drain passes each 1/${LATE_WORKFLOWS + 1} of its pods. A wait runs from the Workflow's DELETE being answered to its pod's removal being seen. The fair queue's bound (src/queue/fair-ready.ts): a key with r keys of its own namespace ahead of it is handed out within (r + 1) · N turns, N the namespaces with work; "hand-outs beyond the bound" counts the pods freed in any namespace during the wait beyond (r + 1) · N, r and N as the watches saw them (r: its namespace's pods freed during its wait; N: namespaces with a pod still to free at the deletion). Up to ${workersOf(DEFAULTS)} keys are in flight at once and the controller hears of the deletion a moment after the answer, so each pod is allowed ${workersOf(DEFAULTS)} hand-outs beyond its bound for the keys in flight and the removals of ${DELIVERY_MS} ms at the drain's rate for the deletion's way to the controller: ${format(allowance)} in all.`,
         'PodGC DELETEs are the API server\'s apiserver_request_total for pod DELETEs over the drain (from the controller\'s start to its last removal), divided by the pods pinned then. PodGC is the only one deleting pods then: the garbage collector skips pods already being deleted (garbagecollector.go, attemptToDeleteItem), and neither contender deletes.',
         'Bytes per cached pod: the RSS once synced over the pods the controller caches, as issue 36 counts it; below full scale the process\'s fixed footprint dominates it, so the row beside it takes away the RSS of the same controller, once synced, on an empty namespace.',
         `The argo-style reproduction runs on ${ARGO_WORKFLOWS * PODS_PER_WORKFLOW} pods of its own namespace, pinned like the rest; its projected time is the backlog's ${total} pods at its rate past the bucket's burst of ${ARGO_BURST}.`,
@@ -252,7 +269,7 @@ async function controllerDrain(
   ctx: ScenarioContext,
   namespaces: string[],
   pods: string[],
-  late: PodSet,
+  lateSets: readonly PodSet[],
   watches: Map<string, RemovalWatch>,
   freedAt: () => Map<string, number>,
 ): Promise<Drain> {
@@ -263,8 +280,10 @@ async function controllerDrain(
   let serverRssPeak = serverRssStart ?? 0;
   const freedBefore = (): number => [...watches.values()].reduce((n, w) => n + w.removedAt.size, 0);
   const alreadyFreed = freedBefore();
-  const toFree = pods.length + late.podNames.length;
-  const lateOrder = [...late.workflows];
+  const latePods = lateSets.flatMap((set) => set.podNames);
+  const toFree = pods.length + latePods.length;
+  // The i-th Workflow of every late set is deleted together, at the i-th step.
+  const lateOrder = Array.from({ length: LATE_WORKFLOWS }, (_, i) => lateSets.flatMap((set) => set.workflows.slice(i, i + 1)));
   const lateDeletedAt = new Map<string, number>();
   const lateDeletions: Promise<void>[] = [];
 
@@ -293,11 +312,10 @@ async function controllerDrain(
       }
       if (synced !== null && rssSynced === null && seconds(started, performance.now()) >= synced + SETTLE_MS / 1000) rssSynced = controller.child.rssBytes();
       if (halfway === undefined && freed >= toFree / 2) halfway = await memoryOf(controller).catch(() => null);
-      // One late Workflow at each 1/(n+1) of the drain, so that all are deleted while it runs.
+      // One late Workflow of each tenant at each 1/(n+1) of the drain, so that all are deleted
+      // while it runs; each wait runs from the answer, the moment the deletion is the server's.
       while (lateOrder.length > 0 && freed >= ((LATE_WORKFLOWS - lateOrder.length + 1) * pods.length) / (LATE_WORKFLOWS + 1)) {
-        const wf = lateOrder.shift()!;
-        lateDeletedAt.set(wf.metadata.name, performance.now());
-        lateDeletions.push(deleteWorkflows(ctx.env.cluster, [wf]));
+        for (const wf of lateOrder.shift()!) lateDeletions.push(deleteWorkflows(ctx.env.cluster, [wf]).then(() => void lateDeletedAt.set(wf.metadata.name, performance.now())));
       }
       await new Promise((r) => setTimeout(r, POLL_MS));
     }
@@ -310,7 +328,7 @@ async function controllerDrain(
     const after = await afterEvents(() => controller.metrics());
     const rssFinal = controller.child.rssBytes();
     const all = freedAt();
-    const times = timesOf(all, [...pods, ...late.podNames]);
+    const times = timesOf(all, [...pods, ...latePods]);
     const events = eventWrites(after);
     return {
       freedAt: all,
@@ -368,16 +386,41 @@ async function podGcMeter(ctx: ScenarioContext): Promise<() => Promise<number | 
   return async () => per(podDeletes(await scrapeApiServer(ctx.env.plane)) - before, seconds(started, performance.now()));
 }
 
-/** slowestText names the five late pods that waited longest, with their Workflow's place in the order of deletion, so that a slow one can be traced in the controller's log. */
-function slowestText(pods: ReadonlyArray<{ name: string; owner: string }>, drain: Drain): string {
-  const order = [...drain.lateDeletedAt.keys()];
-  const waits = pods.flatMap(({ name, owner }) => {
-    const deleted = drain.lateDeletedAt.get(owner);
-    const freed = drain.freedAt.get(name);
-    return deleted === undefined || freed === undefined ? [] : [{ name, owner, ms: freed - deleted }];
-  });
-  waits.sort((a, b) => b.ms - a.ms);
-  return waits.slice(0, 5).map((w) => `${w.name} ${(w.ms / 1000).toFixed(2)} s (Workflow ${order.indexOf(w.owner) + 1} of ${order.length})`).join(', ') || 'none freed';
+/** lateRow: a late tenant's waits from its Workflows' deletion, and how they compare with the fair queue's bound. */
+function lateRow(contender: string, w: { waits: LateWait[]; unfreed: number }, allowance: number): Row {
+  const waits = w.waits.map((x) => x.waitMs);
+  return {
+    contender,
+    figures: [
+      fig('p50 from Workflow deletion to freed', ms(percentile(waits, 50)), 's'),
+      fig('p99 from Workflow deletion to freed', ms(percentile(waits, 99)), 's'),
+      fig('max', ms(percentile(waits, 100)), 's'),
+      fig('most of its namespace\'s pods freed ahead of one (r)', percentile(w.waits.map((x) => x.ahead), 100)),
+      fig('most hand-outs beyond the bound (r + 1) · N', percentile(w.waits.map(beyondTheBound), 100)),
+      fig(`pods past the bound by more than ${format(allowance)} hand-outs`, pastTheBound(w.waits, allowance)),
+      fig('pods not freed', w.unfreed),
+    ],
+  };
+}
+
+/** beyondTheBound: the pods freed during a late pod's wait beyond the fair queue's bound for it, (r + 1) · N. */
+function beyondTheBound(w: LateWait): number {
+  return w.handOuts - (w.ahead + 1) * w.namespaces;
+}
+
+function pastTheBound(waits: readonly LateWait[], allowance: number): number {
+  return waits.filter((w) => beyondTheBound(w) > allowance).length;
+}
+
+/**
+ * slowestText names the late pods that waited longest and those furthest over the fair queue's
+ * bound (WORKFLOW-pN: the Workflow deleted at step WORKFLOW + 1), with what was served meanwhile,
+ * so that one can be traced in the controller's log (BENCH_LOG_DIR).
+ */
+function slowestText(waits: readonly LateWait[]): string {
+  const text = (w: LateWait): string => `${w.name} ${(w.waitMs / 1000).toFixed(2)} s (${w.ahead} of its namespace's pods and ${w.handOuts} in all freed meanwhile, ${w.namespaces} namespaces with work)`;
+  const top = (by: (w: LateWait) => number): string => [...waits].sort((a, b) => by(b) - by(a)).slice(0, 3).map(text).join(', ');
+  return waits.length === 0 ? 'none freed' : `the longest waits ${top((w) => w.waitMs)}; furthest beyond the bound ${top(beyondTheBound)}`;
 }
 
 function halfwayText(h: Halfway | null): string {

@@ -15,6 +15,7 @@ import { podDeletes, scrapeApiServer } from '../lib/apiserver-metrics.ts';
 import { join } from 'node:path';
 import { BytePipe } from '../lib/byte-proxy.ts';
 import { rssOf } from '../lib/child.ts';
+import { residentByKind, type ResidentByKind } from '../lib/smaps.ts';
 import type { Scrape } from '../lib/prom.ts';
 import { perThousand } from '../lib/cpu.ts';
 import { lateWaits, ratesByTenth, type LateWait } from '../lib/drain-stats.ts';
@@ -221,7 +222,7 @@ export const backlog: ClusterScenario = {
       out.notes.push(
         `Removals a second in each tenth of the drain: the bare loop ${tenthsText(ceilingTimes)}; the controller ${tenthsText(controllerTimes)}.`,
         `The slowest late pods, from their Workflow's DELETE to freed: in ${SMALL} ${slowestText(smallWaits.waits)}; in ${tenant} ${slowestText(tenantWaits.waits)}.`,
-        `Half-way through the drain, as the controller's /metrics said: ${halfwayText(drain.halfway)}.`,
+        `Half-way through the drain, as the controller's /metrics said: ${halfwayText(drain.halfway)}. Once drained: ${mappingsText(drain.mappingsFinal)}.`,
         `The controller's API requests, Events apart (the row's figure is these over the pods it freed): ${drain.requestsByVerb}.`,
         `Pods are finished (phase Succeeded), ${PODS_PER_WORKFLOW} to a Workflow, the test bed's small Argo-shaped pods. Every backlog Workflow is deleted first; the run waits until every backlog pod is Terminating (marked by the garbage collector, or by PodGC, whose threshold is ${GC_THRESHOLD}), so that all are pinned by our finalizer alone.`,
         `The bare loop (bench/contenders/ceiling.ts) runs as ${SWEEPER} at the controller's worker count (${workersOf(DEFAULTS)}) on the first pod of every Workflow (one in ${PODS_PER_WORKFLOW}, in every namespace), after the argo-style run and before the controller, on the same server with the whole backlog pinned, in a process of its own: its CPU is the loop's alone, from its first request to its last answer. The controller then runs with its defaults over the ${NAMESPACES} namespaces and drains the rest; its rate runs from its first removal to its last, its CPU from its start to its last removal.`,
@@ -252,6 +253,8 @@ interface Drain {
   rssSynced: number | null;
   rssPeak: number;
   rssFinal: number | null;
+  /** mappingsFinal: where the final RSS lies (bench/lib/smaps.ts). */
+  mappingsFinal: ResidentByKind | null;
   /** halfway: where the controller's memory was when half the pods were freed (null: its /metrics did not answer). */
   halfway: Halfway | null;
   podDeletes: number;
@@ -327,6 +330,7 @@ async function controllerDrain(
     const serverRssEnd = rssOf(serverPid);
     const after = await afterEvents(() => controller.metrics());
     const rssFinal = controller.child.rssBytes();
+    const mappingsFinal = residentByKind(controller.child.pid);
     const all = freedAt();
     const times = timesOf(all, [...pods, ...latePods]);
     const events = eventWrites(after);
@@ -344,6 +348,7 @@ async function controllerDrain(
       rssSynced: rssSynced ?? rssFinal,
       rssPeak: Math.max(rssPeak, rssFinal ?? 0),
       rssFinal,
+      mappingsFinal,
       halfway: halfway ?? null,
       podDeletes: deletesAfter - deletesBefore,
       podDeletesPerSecond: per(deletesAfter - deletesBefore, drained),
@@ -359,18 +364,23 @@ async function controllerDrain(
   }
 }
 
-/** Halfway is the controller's own account of its memory (prom-client's process and V8 gauges) and its queue. */
+/**
+ * Halfway is the controller's own account of its memory (prom-client's process and V8 gauges) and
+ * its queue, and where its RSS lies by the kind of mapping (bench/lib/smaps.ts).
+ */
 interface Halfway {
   rss: number;
   heapUsed: number;
   heapTotal: number;
   external: number;
   queued: number;
+  mappings: ResidentByKind | null;
 }
 
 async function memoryOf(controller: RunningController): Promise<Halfway> {
   const s = await controller.metrics();
   return {
+    mappings: residentByKind(controller.child.pid),
     rss: s.sum('process_resident_memory_bytes'),
     heapUsed: s.sum('nodejs_heap_size_used_bytes'),
     heapTotal: s.sum('nodejs_heap_size_total_bytes'),
@@ -425,7 +435,14 @@ function slowestText(waits: readonly LateWait[]): string {
 
 function halfwayText(h: Halfway | null): string {
   if (h === null) return 'not read';
-  return `RSS ${mb(h.rss)?.toFixed(1)} MB; V8 heap ${mb(h.heapUsed)?.toFixed(1)} MB used of ${mb(h.heapTotal)?.toFixed(1)} MB; external ${mb(h.external)?.toFixed(1)} MB; ${format(h.queued)} keys queued`;
+  return `RSS ${mb(h.rss)?.toFixed(1)} MB; V8 heap ${mb(h.heapUsed)?.toFixed(1)} MB used of ${mb(h.heapTotal)?.toFixed(1)} MB; external ${mb(h.external)?.toFixed(1)} MB; ${format(h.queued)} keys queued; ${mappingsText(h.mappings)}`;
+}
+
+/** mappingsText: where the RSS lies, by the kind of mapping. */
+function mappingsText(m: ResidentByKind | null): string {
+  if (m === null) return 'smaps not read';
+  const at = (bytes: number): string => `${mb(bytes)?.toFixed(1)} MB`;
+  return `RSS by mapping: files ${at(m.files)}, glibc's main arena (brk) ${at(m.brkHeap)}, ${m.arenaCount} thread arenas ${at(m.threadArenas)}, other anonymous (V8's heap, malloc's own mappings, stacks) ${at(m.otherAnonymous)}`;
 }
 
 function pipeUrl(pipe: BytePipe): string {

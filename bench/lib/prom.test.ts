@@ -12,9 +12,9 @@ import { Scrape, scrape } from './prom.ts';
 
 test('sums the controller\'s own API request counter, in total and by any subset of its labels', async () => {
   const metrics = new Metrics({ version: 'test' });
-  for (let i = 0; i < 3; i++) metrics.apiRequest('patch', 200, 0.01);
-  metrics.apiRequest('patch', 409, 0.02);
-  metrics.apiRequest('list', 200, 0.3);
+  for (let i = 0; i < 3; i++) metrics.apiRequest('patch', 200, 0.01, 'pods');
+  metrics.apiRequest('patch', 409, 0.02, 'pods');
+  metrics.apiRequest('list', 200, 0.3, 'pods');
   metrics.conflict();
   const s = new Scrape(await metrics.registry.metrics());
   assert.equal(s.sum('finalizer_sweeper_api_requests_total'), 5);
@@ -80,7 +80,7 @@ test('comments, HELP and TYPE lines and blank lines are no samples, even when th
 
 test('scrape reads a /metrics endpoint over HTTP, and fails on an error status', async (t) => {
   const metrics = new Metrics({ version: 'test' });
-  metrics.apiRequest('get', 200, 0.01);
+  metrics.apiRequest('get', 200, 0.01, 'workflows');
   const text = await metrics.registry.metrics();
   const server = createServer((req, res) => {
     if (req.url !== '/metrics') return void res.writeHead(404).end();

@@ -34,7 +34,7 @@ export async function connect(settings: Settings, metrics: Metrics, logger: Logg
     metrics.apiHost(new URL(transport.server).host);
     const client = new ApiClient(transport, {
       budget,
-      observer: { request: (verb, code, seconds) => metrics.apiRequest(verb, code, seconds), forbidden: (verb, cause) => metrics.apiForbidden(verb, cause) },
+      observer: { request: (verb, code, seconds, resource) => metrics.apiRequest(verb, code, seconds, resource), forbidden: (verb, cause) => metrics.apiForbidden(verb, cause) },
       // Workers, owner reads and the two lists each hold a socket at the busiest moment.
       maxSockets: Math.max(32, settings.podCleanupWorkers + 8),
       userAgent: `finalizer-sweeper/${VERSION}`,
@@ -59,7 +59,7 @@ export async function connect(settings: Settings, metrics: Metrics, logger: Logg
  */
 export function leaderElectionClient(transport: Transport, metrics: Metrics): ApiClient {
   return new ApiClient(transport, {
-    observer: { request: (verb, code, seconds) => metrics.apiRequest(verb, code, seconds), forbidden: (verb, cause) => metrics.apiForbidden(verb, cause) },
+    observer: { request: (verb, code, seconds, resource) => metrics.apiRequest(verb, code, seconds, resource), forbidden: (verb, cause) => metrics.apiForbidden(verb, cause) },
     maxSockets: 2,
     userAgent: `finalizer-sweeper/${VERSION} leader-election`,
   });

@@ -125,20 +125,20 @@ test('auth headers are reused until the refresh period has passed', async (t) =>
   assert.equal(tr2.asked, 3);
 });
 
-test('stats count requests by verb and code, and body bytes; the observer hears each one', async (t) => {
+test('stats count requests by verb and code, and body bytes; the observer hears each one, with the resource its path names', async (t) => {
   handler = (req, res) => {
     res.statusCode = req.url === '/missing' ? 404 : 200;
     res.end('{"0123456789":1}');
   };
   const heard: string[] = [];
-  const c = client(transport(), { observer: { request: (verb, code, seconds) => heard.push(`${verb} ${code} ${seconds >= 0}`) } });
+  const c = client(transport(), { observer: { request: (verb, code, seconds, resource) => heard.push(`${verb} ${resource} ${code} ${seconds >= 0}`) } });
   t.after(() => c.close());
-  await c.request({ method: 'GET', path: '/a', verb: 'list' });
-  await c.request({ method: 'GET', path: '/b', verb: 'list' });
+  await c.request({ method: 'GET', path: '/api/v1/namespaces/a/pods', verb: 'list' });
+  await c.request({ method: 'GET', path: '/apis/argoproj.io/v1alpha1/namespaces/a/workflows', verb: 'list' });
   await assert.rejects(c.request({ method: 'GET', path: '/missing' }));
   assert.deepEqual([...c.stats.requests], [['list 200', 2], ['get 404', 1]]);
   assert.equal(c.stats.bytesReceived, 3 * 16);
-  assert.deepEqual(heard, ['list 200 true', 'list 200 true', 'get 404 true']);
+  assert.deepEqual(heard, ['list pods 200 true', 'list workflows 200 true', 'get  404 true']);
 });
 
 test('the observer hears why a request was answered 403: a namespace being deleted (NamespaceLifecycle) apart from a denial', async (t) => {

@@ -10,11 +10,15 @@ import { UNLIMITED_BUDGET, type Budget, type FlowControl } from './budget.ts';
 import { ApiError, forbiddenCause, retryAfterHeaderSeconds, type ForbiddenCause, type Subject } from './errors.ts';
 import { transportFromKubeConfig, type Transport } from './transport.ts';
 import { watchEvents, type WatchEvent } from './watch-stream.ts';
+import { resourceOfPath } from './api-path.ts';
 
 /** RequestObserver hears of every finished request (watches: when the stream opens). */
 export interface RequestObserver {
-  /** request: verb is e.g. "list", "watch", "get", "patch"; code the HTTP status or "<error>". */
-  request(verb: string, code: string, seconds: number): void;
+  /**
+   * request: verb is e.g. "list", "watch", "get", "patch"; code the HTTP status or "<error>";
+   * resource what the path names ("pods", "namespaces"; "" for discovery: api-path.ts).
+   */
+  request(verb: string, code: string, seconds: number, resource: string): void;
   /**
    * forbidden: a request answered 403, and why: `namespace-terminating` (a create in a namespace
    * being deleted, which no permission changes) or `denied` (RBAC, an admission policy).
@@ -135,7 +139,7 @@ export class ApiClient {
           if (opts.signal?.aborted) throw opts.signal.reason;
           throw err;
         } finally {
-          this.#record(verb, code, start);
+          this.#record(verb, opts.path, code, start);
         }
       },
       opts.signal,
@@ -164,7 +168,7 @@ export class ApiClient {
           this.#refused(verb, err);
           throw err;
         } finally {
-          this.#record(verb, code, start);
+          this.#record(verb, opts.path, code, start);
         }
       },
       opts.signal,
@@ -317,10 +321,10 @@ export class ApiClient {
     if (cause !== null) this.#observer?.forbidden?.(verb, cause);
   }
 
-  #record(verb: string, code: string, start: number): void {
+  #record(verb: string, path: string, code: string, start: number): void {
     const key = `${verb} ${code}`;
     this.stats.requests.set(key, (this.stats.requests.get(key) ?? 0) + 1);
-    this.#observer?.request(verb, code, (performance.now() - start) / 1000);
+    this.#observer?.request(verb, code, (performance.now() - start) / 1000, resourceOfPath(path));
   }
 }
 

@@ -73,8 +73,8 @@ test('Terminating pods by why they wait, and the oldest\'s age, are read from th
 test('client-go\'s names sit beside ours: rest_client_requests_total by code, method and host, leader_election_master_status by lease', async () => {
   const m = new Metrics({ version: 'test' });
   m.apiHost('127.0.0.1:6443');
-  m.apiRequest('patch', 429, 0.01);
-  m.apiRequest('list', 200, 0.01);
+  m.apiRequest('patch', 429, 0.01, 'pods');
+  m.apiRequest('list', 200, 0.01, 'workflows');
   m.setLeader(true, 'argo/finalizer-sweeper');
   assert.equal(await sample(m, 'rest_client_requests_total{code="429",method="PATCH",host="127.0.0.1:6443"}'), 1);
   assert.equal(await sample(m, 'rest_client_requests_total{code="200",method="GET",host="127.0.0.1:6443"}'), 1);
@@ -85,11 +85,11 @@ test('client-go\'s names sit beside ours: rest_client_requests_total by code, me
 
 test('a 403 is counted by verb and cause beside the request itself, so that an alert can leave out the namespace being deleted', async () => {
   const m = new Metrics({ version: 'test' });
-  m.apiRequest('create', 403, 0.01);
+  m.apiRequest('create', 403, 0.01, 'events');
   m.apiForbidden('create', 'namespace-terminating');
-  m.apiRequest('list', 403, 0.01);
+  m.apiRequest('list', 403, 0.01, 'workflows');
   m.apiForbidden('list', 'denied');
-  assert.equal(await sample(m, 'finalizer_sweeper_api_requests_total{verb="create",code="403"}'), 1);
+  assert.equal(await sample(m, 'finalizer_sweeper_api_requests_total{verb="create",resource="events",code="403"}'), 1);
   assert.equal(await sample(m, 'finalizer_sweeper_api_forbidden_total{verb="create",cause="namespace-terminating"}'), 1);
   assert.equal(await sample(m, 'finalizer_sweeper_api_forbidden_total{verb="list",cause="denied"}'), 1);
 });
@@ -112,23 +112,26 @@ test('pods_waiting replaces the previous counts and reports absent reasons as 0'
   assert.equal(await sample(m, 'finalizer_sweeper_pods_waiting{reason="unattributable"}'), 0);
 });
 
-test('an API request is counted by verb and code and timed by verb', async () => {
+test('an API request is counted by verb, resource and code and timed by verb', async () => {
   const m = new Metrics({ version: 'test' });
-  m.apiRequest('patch', 200, 0.01);
-  m.apiRequest('patch', 409, 0.02);
-  m.apiRequest('get', 'error', 1);
-  assert.equal(await sample(m, 'finalizer_sweeper_api_requests_total{verb="patch",code="409"}'), 1);
-  assert.equal(await sample(m, 'finalizer_sweeper_api_requests_total{verb="get",code="error"}'), 1);
+  m.apiRequest('patch', 200, 0.01, 'pods');
+  m.apiRequest('patch', 409, 0.02, 'pods');
+  m.apiRequest('get', 'error', 1, 'workflows');
+  m.apiRequest('get', 200, 0.01, 'namespaces');
+  m.apiRequest('get', 200, 0.01, 'namespaces');
+  assert.equal(await sample(m, 'finalizer_sweeper_api_requests_total{verb="patch",resource="pods",code="409"}'), 1);
+  assert.equal(await sample(m, 'finalizer_sweeper_api_requests_total{verb="get",resource="workflows",code="error"}'), 1);
+  assert.equal(await sample(m, 'finalizer_sweeper_api_requests_total{verb="get",resource="namespaces",code="200"}'), 2);
   assert.equal(await sample(m, 'finalizer_sweeper_api_request_duration_seconds_count{verb="patch"}'), 2);
 });
 
 test('repeated API requests add up on their series, and a new API host gets series of its own', async () => {
   const m = new Metrics({ version: 'test' });
   m.apiHost('a:6443');
-  for (let i = 0; i < 3; i++) m.apiRequest('patch', 200, 0.01);
+  for (let i = 0; i < 3; i++) m.apiRequest('patch', 200, 0.01, 'pods');
   m.apiHost('b:6443');
-  m.apiRequest('patch', 200, 0.01);
-  assert.equal(await sample(m, 'finalizer_sweeper_api_requests_total{verb="patch",code="200"}'), 4);
+  m.apiRequest('patch', 200, 0.01, 'pods');
+  assert.equal(await sample(m, 'finalizer_sweeper_api_requests_total{verb="patch",resource="pods",code="200"}'), 4);
   assert.equal(await sample(m, 'finalizer_sweeper_api_request_duration_seconds_count{verb="patch"}'), 4);
   assert.equal(await sample(m, 'rest_client_requests_total{code="200",method="PATCH",host="a:6443"}'), 3);
   assert.equal(await sample(m, 'rest_client_requests_total{code="200",method="PATCH",host="b:6443"}'), 1);

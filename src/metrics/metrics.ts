@@ -74,7 +74,7 @@ export class Metrics {
   readonly #confirmations = this.#counter('owner_confirmations_total', 'Live reads of an owner, by what they confirmed.', ['result']);
   readonly #statusReads = this.#counter('workflow_status_reads_total', 'Reads of a whole Workflow for the nodes of its pods, by the form its nodes were stored in (nodes, compressed, offloaded), or unreadable, gone, failed.', ['result']);
   readonly #recorded = this.#counter('recorded_removals_total', 'Finalizers removed from recorded pods (reasons recorded and pod-deleting), by the record that proved it: pod-label, workflow-label, node-status.', ['evidence']);
-  readonly #apiRequests = this.#counter('api_requests_total', 'Kubernetes API requests by verb and HTTP status code.', ['verb', 'code']);
+  readonly #apiRequests = this.#counter('api_requests_total', 'Kubernetes API requests by verb, resource (empty for discovery) and HTTP status code.', ['verb', 'resource', 'code']);
   readonly #apiForbidden = this.#counter('api_forbidden_total', 'API requests answered 403, by verb and cause: denied (RBAC or an admission policy: the install does not match), namespace-terminating (a create in a namespace being deleted, refused by NamespaceLifecycle: routine).', ['verb', 'cause']);
   readonly #apiDuration = new Histogram<'verb'>({
     name: `${PREFIX}api_request_duration_seconds`,
@@ -215,14 +215,17 @@ export class Metrics {
     this.#confirmations.inc({ result });
   }
 
-  /** apiRequest counts one API request; code is the HTTP status, or a word when none came back. */
-  apiRequest(verb: string, code: number | string, seconds: number): void {
+  /**
+   * apiRequest counts one API request; code is the HTTP status, or a word when none came back;
+   * resource what its path names (kube/api-path.ts).
+   */
+  apiRequest(verb: string, code: number | string, seconds: number, resource: string): void {
     // Bound once: prom-client hashes a label set on every update, three times a request here.
-    const key = `${verb} ${code}`;
+    const key = `${verb} ${resource} ${code}`;
     let series = this.#requestSeries.get(key);
     if (series === undefined) {
       series = {
-        count: this.#apiRequests.labels({ verb, code: String(code) }),
+        count: this.#apiRequests.labels({ verb, resource, code: String(code) }),
         duration: this.#apiDuration.labels({ verb }),
         rest: this.#restRequests.labels({ code: String(code), method: METHOD_OF_VERB[verb] ?? verb.toUpperCase(), host: this.#apiHost }),
       };

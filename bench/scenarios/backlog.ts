@@ -177,6 +177,8 @@ export const backlog: ClusterScenario = {
             fig('CPU per 1,000 removals', drain.cpuPerThousand, 's'),
             fig('CPU ratio to the bare loop', ratio(drain.cpuPerThousand, ceilingCpu), '×'),
             fig('API requests per removal', drain.requestsPerFreed),
+            fig('the same, the namespaces\' periodic reads apart', drain.requestsPerFreedBesideNamespaces),
+            fig('namespace reads a second (each namespace every 5 s)', per(drain.namespaceReads, drain.drained)),
             fig('conflicts (409)', drain.conflicts),
             fig('Events written', drain.events),
             fig('bytes received until synced, per cached pod', drain.bytesUntilSynced === null ? null : per(drain.bytesUntilSynced, cachedPods), 'B'),
@@ -223,7 +225,7 @@ export const backlog: ClusterScenario = {
         `Removals a second in each tenth of the drain: the bare loop ${tenthsText(ceilingTimes)}; the controller ${tenthsText(controllerTimes)}.`,
         `The slowest late pods, from their Workflow's DELETE to freed: in ${SMALL} ${slowestText(smallWaits.waits)}; in ${tenant} ${slowestText(tenantWaits.waits)}.`,
         `Half-way through the drain, as the controller's /metrics said: ${halfwayText(drain.halfway)}. Once drained: ${mappingsText(drain.mappingsFinal)}.`,
-        `The controller's API requests, Events apart (the row's figure is these over the pods it freed): ${drain.requestsByVerb}.`,
+        `The controller's API requests by verb and resource (the row's figure is those not on Events over the pods it freed): ${drain.requestsByKind}.`,
         `Pods are finished (phase Succeeded), ${PODS_PER_WORKFLOW} to a Workflow, the test bed's small Argo-shaped pods. Every backlog Workflow is deleted first; the run waits until every backlog pod is Terminating (marked by the garbage collector, or by PodGC, whose threshold is ${GC_THRESHOLD}), so that all are pinned by our finalizer alone.`,
         `The bare loop (bench/contenders/ceiling.ts) runs as ${SWEEPER} at the controller's worker count (${workersOf(DEFAULTS)}) on the first pod of every Workflow (one in ${PODS_PER_WORKFLOW}, in every namespace), after the argo-style run and before the controller, on the same server with the whole backlog pinned, in a process of its own: its CPU is the loop's alone, from its first request to its last answer. The controller then runs with its defaults over the ${NAMESPACES} namespaces and drains the rest; its rate runs from its first removal to its last, its CPU from its start to its last removal.`,
         'Each tenth is a tenth of the removals in time order, from the previous tenth\'s last removal to its own: a drain that decays shows falling figures.',
@@ -246,8 +248,12 @@ interface Drain {
   drained: number;
   cpuPerThousand: number | null;
   requestsPerFreed: number | null;
-  /** requestsByVerb: the controller's requests, e.g. "patch 3,555, list 12", Events apart. */
-  requestsByVerb: string;
+  /** requestsPerFreedBesideNamespaces: the same without the namespaces' periodic reads, a cost by the second, not by the pod. */
+  requestsPerFreedBesideNamespaces: number | null;
+  /** requestsByKind: the controller's requests by verb and resource, e.g. "patch pods 3,555, list workflows 12". */
+  requestsByKind: string;
+  /** namespaceReads: GETs of its namespaces (the namespace-deleting rule reads each every 5 s in --namespace mode). */
+  namespaceReads: number;
   events: number;
   conflicts: number;
   rssSynced: number | null;
@@ -334,6 +340,7 @@ async function controllerDrain(
     const all = freedAt();
     const times = timesOf(all, [...pods, ...latePods]);
     const events = eventWrites(after);
+    const namespaceReads = after.sum('finalizer_sweeper_api_requests_total', { verb: 'get', resource: 'namespaces' });
     return {
       freedAt: all,
       lateDeletedAt,
@@ -342,7 +349,9 @@ async function controllerDrain(
       drained,
       cpuPerThousand: perThousand(cpuEnd, toFree),
       requestsPerFreed: per(apiRequests(after) - events, toFree),
-      requestsByVerb: byVerb(after, events),
+      requestsPerFreedBesideNamespaces: per(apiRequests(after) - events - namespaceReads, toFree),
+      requestsByKind: byRequest(after),
+      namespaceReads,
       events,
       conflicts: after.sum('finalizer_sweeper_conflicts_total'),
       rssSynced: rssSynced ?? rssFinal,
@@ -449,11 +458,14 @@ function pipeUrl(pipe: BytePipe): string {
   return `https://127.0.0.1:${pipe.port}`;
 }
 
-/** byVerb lists the controller's API requests by verb, and how many of them were Event writes (creates and patches of Events). */
-function byVerb(s: Scrape, events: number): string {
-  const verbs = new Set(s.samples.filter((x) => x.name === 'finalizer_sweeper_api_requests_total').map((x) => x.labels['verb'] ?? '?'));
-  const parts = [...verbs].sort().map((verb) => `${verb} ${format(apiRequests(s, verb))}`);
-  return `${parts.join(', ')} (of which ${format(events)} Event writes)`;
+/** byRequest lists the controller's API requests by verb and resource, most first (e.g. "patch pods 3,555, list workflows 12"). */
+function byRequest(s: Scrape): string {
+  const counts = new Map<string, number>();
+  for (const x of s.samples.filter((x) => x.name === 'finalizer_sweeper_api_requests_total')) {
+    const key = `${x.labels['verb'] ?? '?'} ${x.labels['resource'] || '(discovery)'}`;
+    counts.set(key, (counts.get(key) ?? 0) + x.value);
+  }
+  return [...counts].sort((a, b) => b[1] - a[1]).map(([key, n]) => `${key} ${format(n)}`).join(', ');
 }
 
 /** emptyFootprint is the RSS of the controller, with its defaults, once synced on a namespace of no pods. */

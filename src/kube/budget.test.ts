@@ -241,6 +241,100 @@ test('once bottleneck has nothing left, calls start at once again', async (t) =>
   assert.equal(viaBottleneck.mock.callCount(), 0);
 });
 
+test('calls start at once again while calls still run through bottleneck, as long as a slot is free beside them', async (t) => {
+  mockTime(t);
+  const l = limiter(t, { maxConcurrent: 2 });
+  const [a, b, c] = [gate(), gate(), gate()];
+  void l.schedule(5, a.run);
+  void l.schedule(5, b.run);
+  void l.schedule(5, c.run); // the bound is reached: c waits in bottleneck
+  await settle();
+  assert.equal(c.running(), false);
+  a.open();
+  await settle();
+  assert.equal(c.running(), true, 'c runs through bottleneck');
+  b.open();
+  await settle();
+  // One call (c) runs through bottleneck, one slot is free: the next goes at once.
+  const viaBottleneck = t.mock.method(Bottleneck.prototype, 'schedule');
+  const { started, job } = recorder();
+  await l.schedule(5, job('fast'));
+  assert.deepEqual(started, ['fast']);
+  assert.equal(viaBottleneck.mock.callCount(), 0);
+  // With c and a fast call in flight the bound is reached again: the next call waits, in bottleneck.
+  const d = gate();
+  void l.schedule(5, d.run);
+  void l.schedule(5, job('waits'));
+  await settle();
+  assert.deepEqual(started, ['fast'], 'two in flight');
+  assert.ok(viaBottleneck.mock.callCount() >= 1);
+  c.open();
+  await settle();
+  assert.deepEqual(started, ['fast', 'waits']);
+  d.open();
+  await settle();
+  assert.equal(l.queued, 0);
+});
+
+/** steadyCaller makes `calls` calls one after another, each `turns()` turns of the event loop long. */
+function steadyCaller(l: Limiter, calls: number, turns: () => number, onCall: (delta: 1 | -1) => void): Promise<void> {
+  const call = async (): Promise<void> => {
+    onCall(1);
+    for (let i = turns(); i > 0; i--) await new Promise<void>((resolve) => setImmediate(resolve));
+    onCall(-1);
+  };
+  return (async () => {
+    for (let i = 0; i < calls; i++) await l.schedule(i % 3, call);
+  })();
+}
+
+/** lengths: a fixed pseudo-random sequence of call lengths, 1 to 4 turns, the same every run. */
+function lengths(): () => number {
+  let seed = 7;
+  return () => 1 + (((seed = (seed * 1103515245 + 12345) % 2 ** 31) >> 16) % 4);
+}
+
+test('more callers than the bound: calls in flight never pass it, whichever way each starts', async (t) => {
+  mockTime(t);
+  const l = limiter(t, { maxConcurrent: 3 });
+  let inFlight = 0;
+  let most = 0;
+  let calls = 0;
+  const count = (d: 1 | -1): void => {
+    inFlight += d;
+    if (d === 1) calls++;
+    most = Math.max(most, inFlight);
+  };
+  const turns = lengths();
+  await Promise.all(Array.from({ length: 8 }, () => steadyCaller(l, 50, turns, count)));
+  assert.equal(calls, 400);
+  assert.ok(most <= 3 && most >= 2, `at most ${most} in flight`);
+});
+
+test('a drain that began under a token bucket starts its calls at once once the bucket is lifted, though some always run', async (t) => {
+  mockTime(t);
+  const l = limiter(t, { rate: { qps: 1000, burst: 1000 }, maxConcurrent: 8 });
+  const viaBottleneck = t.mock.method(Bottleneck.prototype, 'schedule');
+  let inFlight = 0;
+  let most = 0;
+  const count = (d: 1 | -1): void => {
+    inFlight += d;
+    most = Math.max(most, inFlight);
+  };
+  const turns = lengths();
+  // Four steady callers, under the bound: none ever waits for a slot, but while the bucket
+  // applies every call goes through bottleneck, and one of theirs is always running.
+  const drain = Promise.all(Array.from({ length: 4 }, () => steadyCaller(l, 100, turns, count)));
+  for (let i = 0; i < 20; i++) await new Promise<void>((resolve) => setImmediate(resolve));
+  const underBucket = viaBottleneck.mock.callCount();
+  assert.ok(underBucket > 0);
+  l.removeRate();
+  await drain;
+  const after = viaBottleneck.mock.callCount() - underBucket;
+  assert.ok(after < 20, `${after} of the rest of 400 calls went through bottleneck after the bucket was lifted`);
+  assert.ok(most <= 8);
+});
+
 test('an urgent call overtakes calls already waiting for tokens', async (t) => {
   const { advance } = mockTime(t);
   const l = limiter(t, { rate: { qps: 10, burst: 1 } });

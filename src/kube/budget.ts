@@ -74,13 +74,16 @@ export const UNLIMITED_BUDGET: Budget = {
  * The fast path. Under APF no rate applies and the bound is what the process can use at its
  * busiest, so most calls find nothing to wait for; bottleneck still costs each about 100 µs of CPU
  * (its job states, events and datastore steps), 17 to 20% of the controller's busy CPU in the
- * profile of scenario 1 (`git show 95e957c:BENCHMARKS.md`). So while bottleneck holds nothing (no
- * call waiting or running through it), no rate applies, no pause is on and a slot is free, a call
- * starts at once and is only counted. The first call that cannot sends every call after it through
- * bottleneck, and the calls the fast path has in flight are handed to bottleneck as placeholders
- * first (most urgent lane, ahead of everything), each ending when one of them ends: bottleneck's
- * count of calls in flight is then the true one, and from there on the order and the bound are
- * bottleneck's alone, until it is idle again.
+ * profile of scenario 1 (`git show 95e957c:BENCHMARKS.md`). So while no rate applies, no pause is
+ * on and a slot is free for it beside every call in flight or handed to bottleneck (started or
+ * not: one not started yet will be, and its place is kept), a call starts at once and is only
+ * counted. A call that cannot goes through bottleneck, and the calls the fast path has in flight
+ * that bottleneck does not know of yet are handed to it as placeholders first (most urgent lane,
+ * ahead of everything), each ending when one of them ends: bottleneck's count of calls in flight
+ * is then the true one before it starts that call, and the order and the bound are bottleneck's
+ * for the calls that wait. Starting calls at once again only once bottleneck held nothing would
+ * not do: under steady load some call is always in it, so a cold start (a token bucket until APF
+ * shows) sent a whole drain through it, 13 % of the controller's busy CPU in scenario 16.
  */
 export class Limiter {
   readonly #bottleneck: Bottleneck;
@@ -92,8 +95,9 @@ export class Limiter {
   #queued = 0;
   /** Calls started by the fast path and not ended. */
   #fast = 0;
-  /** Jobs handed to bottleneck (calls and placeholders) that it has not finished with. */
-  #inBottleneck = 0;
+  /** Calls handed to bottleneck that it has not started, and those it started that have not ended (placeholders apart). */
+  #callsWaiting = 0;
+  #callsRunning = 0;
   /** Placeholders waiting for a fast-path call to end. */
   readonly #placeholders: Array<() => void> = [];
 
@@ -117,10 +121,8 @@ export class Limiter {
 
   schedule<T>(priority: number, fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
     if (signal?.aborted) return Promise.reject(signal.reason);
-    if (this.#inBottleneck === 0) {
-      if (this.#bucket === null && !this.#paused && this.#fast < this.#maxConcurrent) return this.#runFast(fn);
-      this.#handOverFastCalls();
-    }
+    if (this.#bucket === null && !this.#paused && this.#fast + this.#callsRunning + this.#callsWaiting < this.#maxConcurrent) return this.#runFast(fn);
+    this.#handOverFastCalls();
     return new Promise<T>((resolve, reject) => {
       let cancelled = false;
       // A call stops waiting once: when it starts, when it is cancelled, or when bottleneck
@@ -167,18 +169,37 @@ export class Limiter {
     }
   }
 
-  /** #handOverFastCalls gives bottleneck a placeholder for each call the fast path has in flight. */
+  /**
+   * #handOverFastCalls gives bottleneck a placeholder for each call the fast path has in flight
+   * that none stands for yet (each fast call that ends ends one placeholder).
+   */
   #handOverFastCalls(): void {
-    for (let i = 0; i < this.#fast; i++) {
+    for (let i = this.#placeholders.length; i < this.#fast; i++) {
       const ended = new Promise<void>((resolve) => this.#placeholders.push(resolve));
       // bottleneck rejects a job only once stopped, which this budget never does.
-      this.#viaBottleneck(0, () => ended).catch(() => {});
+      this.#bottleneck.schedule({ priority: 0 }, () => ended).catch(() => {});
     }
   }
 
+  /** #viaBottleneck hands a call to bottleneck, counted as waiting until it starts, then as running. */
   #viaBottleneck(priority: number, job: () => Promise<void>): Promise<void> {
-    this.#inBottleneck++;
-    return this.#bottleneck.schedule({ priority }, job).finally(() => void this.#inBottleneck--);
+    this.#callsWaiting++;
+    let started = false;
+    const counted = async (): Promise<void> => {
+      started = true;
+      this.#callsWaiting--;
+      this.#callsRunning++;
+      try {
+        await job();
+      } finally {
+        this.#callsRunning--;
+      }
+    };
+    // A call bottleneck rejects (stopped, expired) never started: it no longer waits either.
+    return this.#bottleneck.schedule({ priority }, counted).catch((err: unknown) => {
+      if (!started) this.#callsWaiting--;
+      throw err;
+    });
   }
 
   /** setMaxConcurrent bounds the calls in flight; calls already running finish. */

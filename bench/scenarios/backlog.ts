@@ -186,6 +186,7 @@ export const backlog: ClusterScenario = {
             fig('PodGC DELETEs a second meanwhile', drain.podDeletesPerSecond),
             fig(`RSS once synced (${SETTLE_MS / 1000} s after)`, mb(drain.rssSynced), 'MB'),
             fig('peak RSS', mb(drain.rssPeak), 'MB'),
+            fig('peak RSS reached, after the start', drain.rssPeakAt, 's'),
             fig('final RSS', mb(drain.rssFinal), 'MB'),
             fig('RSS half-way through the drain', mb(drain.halfway?.rss ?? null), 'MB'),
             fig('V8 heap used half-way', mb(drain.halfway?.heapUsed ?? null), 'MB'),
@@ -258,6 +259,8 @@ interface Drain {
   conflicts: number;
   rssSynced: number | null;
   rssPeak: number;
+  /** rssPeakAt: when the peak was first read, seconds after the controller's start. */
+  rssPeakAt: number | null;
   rssFinal: number | null;
   /** mappingsFinal: where the final RSS lies (bench/lib/smaps.ts). */
   mappingsFinal: ResidentByKind | null;
@@ -306,13 +309,15 @@ async function controllerDrain(
     let bytesUntilSynced: number | null = null;
     let rssSynced: number | null = null;
     let rssPeak = 0;
+    let rssPeakAt: number | null = null;
     let halfway: Halfway | null | undefined;
     const deadline = started + 300_000 + toFree * 50;
     for (;;) {
       const freed = freedBefore() - alreadyFreed;
       if (freed >= toFree) break;
       if (performance.now() > deadline) throw new Error(`${freed} of ${toFree} pods freed before the deadline:\n${controller.child.tail()}`);
-      rssPeak = Math.max(rssPeak, controller.child.rssBytes() ?? 0);
+      const rss = controller.child.rssBytes() ?? 0;
+      if (rss > rssPeak) [rssPeak, rssPeakAt] = [rss, seconds(started, performance.now())];
       serverRssPeak = Math.max(serverRssPeak, rssOf(serverPid) ?? 0);
       if (synced === null && (await controller.ready())) {
         synced = seconds(started, performance.now());
@@ -356,6 +361,7 @@ async function controllerDrain(
       conflicts: after.sum('finalizer_sweeper_conflicts_total'),
       rssSynced: rssSynced ?? rssFinal,
       rssPeak: Math.max(rssPeak, rssFinal ?? 0),
+      rssPeakAt: (rssFinal ?? 0) > rssPeak ? drained : rssPeakAt,
       rssFinal,
       mappingsFinal,
       halfway: halfway ?? null,

@@ -95,8 +95,7 @@ export class Limiter {
   #queued = 0;
   /** Calls started by the fast path and not ended. */
   #fast = 0;
-  /** Calls handed to bottleneck that it has not started, and those it started that have not ended (placeholders apart). */
-  #callsWaiting = 0;
+  /** Calls bottleneck started that have not ended (placeholders apart); those waiting are `#queued`. */
   #callsRunning = 0;
   /** Placeholders waiting for a fast-path call to end. */
   readonly #placeholders: Array<() => void> = [];
@@ -121,7 +120,7 @@ export class Limiter {
 
   schedule<T>(priority: number, fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
     if (signal?.aborted) return Promise.reject(signal.reason);
-    if (this.#bucket === null && !this.#paused && this.#fast + this.#callsRunning + this.#callsWaiting < this.#maxConcurrent) return this.#runFast(fn);
+    if (this.#bucket === null && !this.#paused && this.#fast + this.#callsRunning + this.#queued < this.#maxConcurrent) return this.#runFast(fn);
     this.#handOverFastCalls();
     return new Promise<T>((resolve, reject) => {
       let cancelled = false;
@@ -181,24 +180,15 @@ export class Limiter {
     }
   }
 
-  /** #viaBottleneck hands a call to bottleneck, counted as waiting until it starts, then as running. */
+  /** #viaBottleneck hands a call to bottleneck, counted as running once it starts. */
   #viaBottleneck(priority: number, job: () => Promise<void>): Promise<void> {
-    this.#callsWaiting++;
-    let started = false;
-    const counted = async (): Promise<void> => {
-      started = true;
-      this.#callsWaiting--;
+    return this.#bottleneck.schedule({ priority }, async () => {
       this.#callsRunning++;
       try {
         await job();
       } finally {
         this.#callsRunning--;
       }
-    };
-    // A call bottleneck rejects (stopped, expired) never started: it no longer waits either.
-    return this.#bottleneck.schedule({ priority }, counted).catch((err: unknown) => {
-      if (!started) this.#callsWaiting--;
-      throw err;
     });
   }
 

@@ -106,12 +106,12 @@ export class Cluster {
   }
 
   /** waitFor polls until check returns a value other than undefined, null or false, and returns it. */
-  async waitFor<T>(check: () => Promise<T | undefined | null | false>, timeoutMs = 30_000, what = 'condition'): Promise<T> {
+  async waitFor<T>(check: () => Promise<T | undefined | null | false>, timeoutMs = 30_000, what: string | (() => string) = 'condition'): Promise<T> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const value = await check();
       if (value !== undefined && value !== null && value !== false) return value;
-      if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+      if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${typeof what === 'string' ? what : what()}`);
       await new Promise((r) => setTimeout(r, 50));
     }
   }

@@ -139,16 +139,25 @@ test('a watch that the server ends at its timeout is resumed without a relist', 
 
 /**
  * Proxy forwards TCP to the API server and can cut every connection and refuse new ones, or
- * freeze the connections open now: nothing more passes either way, yet nothing is closed, as a
- * half-dead network path or a hung load balancer behaves. New connections pass.
+ * freeze: nothing more passes on the connections open now, nor on those opened until it thaws,
+ * yet nothing is closed, as a half-dead network path or a hung load balancer behaves. Connections
+ * opened while frozen are held too, so that a client that happens to reconnect at the moment of
+ * the freeze meets the same silence.
  */
 class Proxy {
   down = false;
+  #frozen = false;
   readonly #server: net.Server;
   readonly #sockets = new Set<net.Socket>();
   constructor(target: URL) {
     this.#server = net.createServer((inbound) => {
       if (this.down) return void inbound.destroy();
+      if (this.#frozen) {
+        this.#sockets.add(inbound);
+        inbound.on('close', () => this.#sockets.delete(inbound));
+        inbound.on('error', () => {});
+        return void inbound.pause();
+      }
       const outbound = net.connect(Number(target.port), target.hostname);
       for (const s of [inbound, outbound]) {
         this.#sockets.add(s);
@@ -168,10 +177,15 @@ class Proxy {
     for (const s of this.#sockets) s.destroy();
   }
   freeze(): void {
+    this.#frozen = true;
     for (const s of this.#sockets) {
       s.unpipe();
       s.pause();
     }
+  }
+  /** thaw lets new connections pass again; those frozen stay frozen until their client gives up. */
+  thaw(): void {
+    this.#frozen = false;
   }
   close(): void {
     this.cut();
@@ -220,7 +234,8 @@ test('a watch stalled on a frozen connection is ended by the watchdog and resume
 
   proxy.freeze(); // the open watch hears nothing more, not even its end
   await cluster.createPod(newPod({ namespace: ns, name: 'during', finalizers: [] }));
-  await cluster.waitFor(async () => r.why.includes('stalled') || undefined, 30_000, 'the watchdog to end the stalled watch');
+  await cluster.waitFor(async () => r.why.includes('stalled') || undefined, 30_000, () => `the watchdog to end the stalled watch (restarts so far: ${r.why.join(', ') || 'none'})`);
+  proxy.thaw();
   await cluster.waitFor(async () => r.seen.includes('add during') || undefined, 30_000, 'the pod created while the watch was stalled');
   await cluster.createPod(newPod({ namespace: ns, name: 'after', finalizers: [] }));
   await cluster.waitFor(async () => r.seen.includes('add after') || undefined, 30_000, 'the pod created after');

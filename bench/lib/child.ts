@@ -45,6 +45,15 @@ function profiling(name: string): string[] {
 }
 
 /**
+ * nodeFlags: BENCH_NODE_FLAGS, split at spaces, are given to controllers' node (e.g. --trace-gc,
+ * whose lines BENCH_LOG_DIR keeps), for V8's flags that NODE_OPTIONS refuses.
+ */
+function nodeFlags(name: string): string[] {
+  const flags = process.env['BENCH_NODE_FLAGS']?.trim();
+  return flags && name === 'controller' ? flags.split(/\s+/) : [];
+}
+
+/**
  * logging: with BENCH_LOG_DIR set, each child's whole output (stdout and stderr) is kept there as
  * NAME-PID.log, so that a slow pod can be traced through the controller's log after the run.
  */
@@ -58,7 +67,7 @@ function logFile(name: string, pid: number): ((chunk: Buffer) => void) | null {
 /** startNode runs `node script args…` with the benchmark's own Node binary. */
 export function startNode(name: string, script: string, args: string[], env: NodeJS.ProcessEnv = process.env): Child {
   hookExit();
-  const child = spawn(process.execPath, [...profiling(name), script, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env });
+  const child = spawn(process.execPath, [...profiling(name), ...nodeFlags(name), script, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env });
   if (child.pid === undefined) throw new Error(`cannot start ${name}`);
   const pid = child.pid;
   live.set(pid, child);

@@ -14,7 +14,7 @@ import { connect, leaderElectionClient } from './connect.ts';
 import type { ApiClient } from '../kube/client.ts';
 import { OwnerSettingsRefused, proveAtStart } from '../owners/settings-proof.ts';
 import { EXIT } from './exit-codes.ts';
-import { collectWhenGrown, giveBackPeriodically, releaseMemory } from './release-memory.ts';
+import { boundHeapGrowth, collectWhenGrown, giveBackPeriodically, releaseMemory } from './release-memory.ts';
 import { Shutdown } from './shutdown.ts';
 import { watchConfigFile } from './config-watch.ts';
 import { ConfigReload, type WatchedConfig } from './config-reload.ts';
@@ -34,6 +34,15 @@ const EVENTS_CLOSE_MS = 5_000;
 const LIST_GARBAGE_BYTES = 16 * 2 ** 20;
 /** GIVE_BACK_EVERY_MS: how often the heap V8 keeps beyond what is in use is checked (see giveBackPeriodically). */
 const GIVE_BACK_EVERY_MS = 60_000;
+/**
+ * HEAP_GROWTH_BYTES: at any time, a full collection runs once the heap in use has grown this much
+ * since the last one, checked every HEAP_CHECK_EVERY_MS (see boundHeapGrowth). The same room as
+ * giveBackPeriodically's slack: about a fifth of what 100,000 cached pods hold, so that the peak
+ * stays near the synced size, yet seconds of a drain's promotions apart, so that the forced
+ * collections stay rare beside V8's own.
+ */
+const HEAP_GROWTH_BYTES = 32 * 2 ** 20;
+const HEAP_CHECK_EVERY_MS = 1_000;
 
 /**
  * runController runs until a signal, or until `configFile` (the file --config named, as it was
@@ -115,6 +124,7 @@ export async function runController(settings: Settings, configFile: WatchedConfi
     logger.debug({ ms: ms === null ? null : Math.round(ms), heapUsedBytes: before.used, heapTotalBytes: before.total }, 'gave back heap that V8 kept beyond what is in use'),
   );
   shutdown.stop.addEventListener('abort', stopGivingBack, { once: true });
+  shutdown.stop.addEventListener('abort', boundHeapGrowth(HEAP_CHECK_EVERY_MS, HEAP_GROWTH_BYTES), { once: true });
   const leaseClient = settings.leaderElect ? leaderElectionClient(transport, metrics) : null;
   const work = leaseClient !== null ? leadWhenElected(settings, controller, leaseClient, metrics, logger, shutdown) : leadAlone(controller, metrics, shutdown);
 

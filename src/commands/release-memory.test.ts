@@ -2,7 +2,7 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { setImmediate as tick } from 'node:timers/promises';
 import { runInNewContext } from 'node:vm';
-import { collectWhenGrown, giveBackPeriodically, heapToGiveBack, releaseMemory } from './release-memory.ts';
+import { boundHeapGrowth, collectWhenGrown, giveBackPeriodically, heapToGiveBack, releaseMemory } from './release-memory.ts';
 
 /** garbage makes an object that nothing references, watched through a WeakRef. */
 function garbage(): WeakRef<object> {
@@ -91,4 +91,29 @@ test('giveBackPeriodically checks once a period, releases only when due, and sto
   stop();
   t.mock.timers.tick(600_000);
   assert.equal(checks, 3);
+});
+
+test('boundHeapGrowth checks every period, collects only when the heap in use has grown by the threshold, and stops', (t: TestContext) => {
+  t.mock.timers.enable({ apis: ['setInterval'] });
+  // The heap in use at each check (MB); a collection brings it back to 50.
+  const used = [50, 60, 90, 70, 75, 100, 120];
+  let checks = 0;
+  let heap = 50;
+  const collectedAt: number[] = [];
+  const check = collectWhenGrown(32, () => heap, () => {
+    collectedAt.push(heap);
+    heap = 50;
+  });
+  const stop = boundHeapGrowth(1_000, 32, () => {
+    heap = used[checks++] ?? heap;
+    check();
+  });
+  t.mock.timers.tick(999);
+  assert.equal(checks, 0);
+  for (let i = 0; i < used.length; i++) t.mock.timers.tick(1_000);
+  assert.equal(checks, used.length);
+  assert.deepEqual(collectedAt, [90, 100, 120]);
+  stop();
+  t.mock.timers.tick(60_000);
+  assert.equal(checks, used.length);
 });

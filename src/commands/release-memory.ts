@@ -41,6 +41,22 @@ export function collectWhenGrown(growthBytes: number, used = () => getHeapStatis
   };
 }
 
+/**
+ * boundHeapGrowth runs a collectWhenGrown check every `everyMs` for the life of the process, so
+ * that garbage never piles up in the old generation much beyond `growthBytes` between two
+ * collections. V8 lets the old generation grow to a multiple of what is live before it collects
+ * there, a multiple that rises with its heap limit up to 4 (BaseControllerTrait, V8's
+ * src/heap/heap-controller.h), and node sizes that limit from the machine's memory when no
+ * container limits it (4 GiB on a 24 GiB machine, 280 MB in a 256Mi container): a steady drain
+ * then left V8 holding 189 MB of heap with 62 in use (BENCHMARKS.md, scenario 16). Returns the
+ * stop function; the timer never holds the process up.
+ */
+export function boundHeapGrowth(everyMs: number, growthBytes: number, check = collectWhenGrown(growthBytes)): () => void {
+  const timer = setInterval(check, everyMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
 /** The gc function, once handed over: a new vm context costs milliseconds, too much for every page. */
 let exposed: NodeJS.GCFunction | null | undefined;
 

@@ -11,7 +11,7 @@
 import { ARGO_LABEL, startArgoStyle } from '../contenders/argo-style.ts';
 import { runCeilingProcess } from '../contenders/ceiling-process.ts';
 import { DEFAULTS, afterEvents, apiRequests, eventWrites, startController, workersOf, type RunningController } from '../contenders/sweeper.ts';
-import { podDeletes, scrapeApiServer } from '../lib/apiserver-metrics.ts';
+import { podDeletes, scrapeApiServer, seatsInUse, serverLoad, type ServerLoad } from '../lib/apiserver-metrics.ts';
 import { join } from 'node:path';
 import { BytePipe } from '../lib/byte-proxy.ts';
 import { rssOf } from '../lib/child.ts';
@@ -44,6 +44,8 @@ const ARGO_BURST = 100;
 /** A low threshold, so that PodGC acts as in #141190: every terminated pod past it is deleted on every pass. */
 const GC_THRESHOLD = 100;
 const POLL_MS = 100;
+/** SEATS_EVERY_MS: how often the server's APF seats in use are sampled during the drain. */
+const SEATS_EVERY_MS = 5_000;
 /** DELIVERY_MS: the time allowed a Workflow's deletion to reach the controller, in the fairness check. */
 const DELIVERY_MS = 100;
 /** RSS "once synced" is read this long after /readyz first answers (as scenario 9 does). */
@@ -204,6 +206,14 @@ export const backlog: ClusterScenario = {
             fig('API server RSS at the start', mb(drain.serverRssStart), 'MB'),
             fig('API server peak RSS', mb(drain.serverRssPeak), 'MB'),
             fig('API server RSS at the end', mb(drain.serverRssEnd), 'MB'),
+            fig('requests APF refused (429), every priority level', drain.serverLoad.rejected),
+            fig('pod PATCH served in, mean', drain.serverLoad.patchMean, 's'),
+            fig('pod PATCH served in, p99 (its bucket\'s bound)', drain.serverLoad.patchP99, 's'),
+            fig('waits in APF\'s queues, mean', drain.serverLoad.queueWaitMean, 's'),
+            fig('waits in APF\'s queues, p99 (its bucket\'s bound)', drain.serverLoad.queueWaitP99, 's'),
+            fig(`APF seats executing, mean of samples every ${SEATS_EVERY_MS / 1000} s`, drain.seats?.mean ?? null),
+            fig('APF seats executing, most sampled', drain.seats?.max ?? null),
+            fig('APF seats nominally given, every priority level', drain.seats?.nominal ?? null),
           ],
         },
         argo.row,
@@ -232,6 +242,7 @@ export const backlog: ClusterScenario = {
         'Each tenth is a tenth of the removals in time order, from the previous tenth\'s last removal to its own: a drain that decays shows falling figures.',
         `Late orphans: ${SMALL} holds only its ${LATE_WORKFLOWS} late Workflows; ${tenant} holds ${LATE_WORKFLOWS} more beside its backlog. Their pods are finished (PodGC marks some Terminating before the drain); one Workflow of each is deleted as the controller's drain passes each 1/${LATE_WORKFLOWS + 1} of its pods. A wait runs from the Workflow's DELETE being answered to its pod's removal being seen. The fair queue's bound (src/queue/fair-ready.ts): a key with r keys of its own namespace ahead of it is handed out within (r + 1) · N turns, N the namespaces with work; "hand-outs beyond the bound" counts the pods freed in any namespace during the wait beyond (r + 1) · N, r and N as the watches saw them (r: its namespace's pods freed during its wait; N: namespaces with a pod still to free at the deletion). Up to ${workersOf(DEFAULTS)} keys are in flight at once and the controller hears of the deletion a moment after the answer, so each pod is allowed ${workersOf(DEFAULTS)} hand-outs beyond its bound for the keys in flight and the removals of ${DELIVERY_MS} ms at the drain's rate for the deletion's way to the controller: ${format(allowance)} in all.`,
         'PodGC DELETEs are the API server\'s apiserver_request_total for pod DELETEs over the drain (from the controller\'s start to its last removal), divided by the pods pinned then. PodGC is the only one deleting pods then: the garbage collector skips pods already being deleted (garbagecollector.go, attemptToDeleteItem), and neither contender deletes.',
+        `The server's own load over the drain, from its /metrics at the drain's start and end: requests APF refused (apiserver_flowcontrol_rejected_requests_total), the time to serve a pod PATCH (apiserver_request_duration_seconds) and the wait in APF's queues (apiserver_flowcontrol_request_wait_duration_seconds), each histogram's p99 read as the upper bound of the bucket that holds it; the seats executing (apiserver_flowcontrol_current_executing_seats, every priority level) sampled every ${SEATS_EVERY_MS / 1000} s, beside the seats the levels are nominally given. Where these rise (refusals, waits of seconds), the server, not the controller, sets the pace.`,
         'Bytes per cached pod: the RSS once synced over the pods the controller caches, as issue 36 counts it; below full scale the process\'s fixed footprint dominates it, so the row beside it takes away the RSS of the same controller, once synced, on an empty namespace.',
         `The argo-style reproduction runs on ${ARGO_WORKFLOWS * PODS_PER_WORKFLOW} pods of its own namespace, pinned like the rest; its projected time is the backlog's ${total} pods at its rate past the bucket's burst of ${ARGO_BURST}.`,
       );
@@ -267,6 +278,10 @@ interface Drain {
   /** halfway: where the controller's memory was when half the pods were freed (null: its /metrics did not answer). */
   halfway: Halfway | null;
   podDeletes: number;
+  /** serverLoad: what the server's own /metrics say of its load over the drain. */
+  serverLoad: ServerLoad;
+  /** seats: APF's seats executing, sampled every SEATS_EVERY_MS (null: no sample answered). */
+  seats: { mean: number; max: number; nominal: number } | null;
   serverRssStart: number | null;
   serverRssPeak: number;
   serverRssEnd: number | null;
@@ -287,8 +302,12 @@ async function controllerDrain(
 ): Promise<Drain> {
   const serverPid = ctx.env.plane.pids[1];
   if (serverPid === undefined) throw new Error('no kube-apiserver PID');
-  const deletesBefore = podDeletes(await scrapeApiServer(ctx.env.plane));
+  const serverBefore = await scrapeApiServer(ctx.env.plane);
+  const deletesBefore = podDeletes(serverBefore);
   const serverRssStart = rssOf(serverPid);
+  const seatSamples: Array<{ executing: number; nominal: number }> = [];
+  let seatsSampledAt = 0;
+  let seatsInFlight = false;
   let serverRssPeak = serverRssStart ?? 0;
   const freedBefore = (): number => [...watches.values()].reduce((n, w) => n + w.removedAt.size, 0);
   const alreadyFreed = freedBefore();
@@ -319,6 +338,14 @@ async function controllerDrain(
       const rss = controller.child.rssBytes() ?? 0;
       if (rss > rssPeak) [rssPeak, rssPeakAt] = [rss, seconds(started, performance.now())];
       serverRssPeak = Math.max(serverRssPeak, rssOf(serverPid) ?? 0);
+      if (!seatsInFlight && performance.now() - seatsSampledAt >= SEATS_EVERY_MS) {
+        [seatsInFlight, seatsSampledAt] = [true, performance.now()];
+        // Not awaited: a server slow to answer /metrics must not slow the drain's polling.
+        void scrapeApiServer(ctx.env.plane)
+          .then((s) => void seatSamples.push(seatsInUse(s)))
+          .catch(() => undefined)
+          .finally(() => (seatsInFlight = false));
+      }
       if (synced === null && (await controller.ready())) {
         synced = seconds(started, performance.now());
         bytesUntilSynced = pipe.received;
@@ -337,7 +364,8 @@ async function controllerDrain(
     const cpuEnd = controller.child.cpuSeconds();
     const bytesEnd = pipe.received;
     await Promise.all(lateDeletions);
-    const deletesAfter = podDeletes(await scrapeApiServer(ctx.env.plane));
+    const serverAfter = await scrapeApiServer(ctx.env.plane);
+    const deletesAfter = podDeletes(serverAfter);
     const serverRssEnd = rssOf(serverPid);
     const after = await afterEvents(() => controller.metrics());
     const rssFinal = controller.child.rssBytes();
@@ -366,6 +394,8 @@ async function controllerDrain(
       mappingsFinal,
       halfway: halfway ?? null,
       podDeletes: deletesAfter - deletesBefore,
+      serverLoad: serverLoad(serverBefore, serverAfter),
+      seats: seatSamples.length === 0 ? null : { mean: seatSamples.reduce((n, x) => n + x.executing, 0) / seatSamples.length, max: Math.max(...seatSamples.map((x) => x.executing)), nominal: Math.max(...seatSamples.map((x) => x.nominal)) },
       podDeletesPerSecond: per(deletesAfter - deletesBefore, drained),
       bytesUntilSynced,
       bytesAfterSync: bytesUntilSynced === null ? null : bytesEnd - bytesUntilSynced,

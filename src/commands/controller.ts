@@ -37,9 +37,9 @@ const GIVE_BACK_EVERY_MS = 60_000;
 /**
  * HEAP_GROWTH_BYTES: at any time, a full collection runs once the heap in use has grown this much
  * since the last one, checked every HEAP_CHECK_EVERY_MS (see boundHeapGrowth). The same room as
- * giveBackPeriodically's slack: about a fifth of what 100,000 cached pods hold, so that the peak
- * stays near the synced size, yet seconds of a drain's promotions apart, so that the forced
- * collections stay rare beside V8's own.
+ * giveBackPeriodically's slack: about a fifth of the controller's RSS with 100,000 cached pods,
+ * so that the peak stays near the synced size, yet many seconds of a drain's promotions to the old
+ * generation, so that the forced collections stay rare beside V8's own.
  */
 const HEAP_GROWTH_BYTES = 32 * 2 ** 20;
 const HEAP_CHECK_EVERY_MS = 1_000;

@@ -153,21 +153,21 @@ class Proxy {
     this.#server = net.createServer((inbound) => {
       if (this.down) return void inbound.destroy();
       if (this.#frozen) {
-        this.#sockets.add(inbound);
-        inbound.on('close', () => this.#sockets.delete(inbound));
-        inbound.on('error', () => {});
+        this.#track(inbound);
         return void inbound.pause();
       }
       const outbound = net.connect(Number(target.port), target.hostname);
-      for (const s of [inbound, outbound]) {
-        this.#sockets.add(s);
-        s.on('close', () => this.#sockets.delete(s));
-        s.on('error', () => {});
-      }
+      this.#track(inbound);
+      this.#track(outbound);
       inbound.pipe(outbound).pipe(inbound);
       inbound.on('close', () => outbound.destroy());
       outbound.on('close', () => inbound.destroy());
     });
+  }
+  #track(s: net.Socket): void {
+    this.#sockets.add(s);
+    s.on('close', () => this.#sockets.delete(s));
+    s.on('error', () => {});
   }
   async listen(): Promise<string> {
     await new Promise<void>((resolve) => this.#server.listen(0, '127.0.0.1', resolve));

@@ -7,7 +7,7 @@ import { podListSelector, type Settings } from '../config/settings.ts';
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import type { ApiClient } from '../kube/client.ts';
-import { objectKey, type PodMeta, type WorkflowMeta } from '../kube/objects.ts';
+import { objectKey, splitKey, type PodMeta, type WorkflowMeta } from '../kube/objects.ts';
 import { Cleanup } from './cleanup.ts';
 import type { Outcome } from '../work/reconcile.ts';
 import { Owners } from '../owners/owners.ts';
@@ -229,7 +229,7 @@ export class Controller {
     for (const pod of this.#pods.store.values()) {
       if (!pod.finalizers.includes(this.#o.settings.finalizer)) continue;
       const d = this.cleanup.triage(pod);
-      this.#recheckWhenStale(pod, d);
+      this.#decided(pod, d);
       if (isActionable(d)) queued++;
     }
     this.#o.logger.debug({ queued, cached: this.#pods.store.size }, 'resync');
@@ -256,43 +256,48 @@ export class Controller {
   /** #observe notes a pod the cache received; only a leader queues work (see lead()). */
   #observe(pod: PodMeta): void {
     this.cleanup.noteSeen(pod);
-    if (this.#leading) this.#recheckWhenStale(pod, this.cleanup.triage(pod));
+    if (this.#leading) this.#decided(pod, this.cleanup.triage(pod));
   }
 
   /** #namespaceDeleting re-triages the pods of a namespace newly seen being deleted. */
   #namespaceDeleting(namespace: string): void {
     if (!this.#leading || !this.#pods.hasStarted()) return; // lead() and the initial pod list decide them
     this.#o.logger.info({ namespace }, 'namespace being deleted: its pods lose our finalizer (namespace-deleting)');
-    for (const pod of this.#pods.store.valuesIn(namespace)) this.#recheckWhenStale(pod, this.cleanup.triage(pod));
+    for (const pod of this.#pods.store.valuesIn(namespace)) this.#decided(pod, this.cleanup.triage(pod));
   }
 
   /** #ownerChanged re-triages the pods of an owner whose state may have changed their decision. */
   #ownerChanged(wf: WorkflowMeta): void {
     if (!this.#leading) return; // a follower holds no work; lead() decides every pod
     if (!this.#pods.hasStarted()) return; // the initial pod list will decide them
-    for (const pod of this.#pods.store.podsOf(wf.uid)) this.#recheckWhenStale(pod, this.cleanup.triage(pod));
+    for (const pod of this.#pods.store.podsOf(wf.uid)) this.#decided(pod, this.cleanup.triage(pod));
     for (const key of this.#byLabel.get(objectKey(wf)) ?? []) this.#retriage(key);
   }
 
   #retriage(key: string): void {
     const pod = this.#pods.store.get(key);
-    if (pod !== undefined) this.#recheckWhenStale(pod, this.cleanup.triage(pod));
+    if (pod !== undefined) this.#decided(pod, this.cleanup.triage(pod));
   }
 
   /**
-   * #recheckWhenStale queues a waiting Terminating pod for the moment --force-after makes it
-   * stale: no event will announce that moment.
+   * #decided follows up a decision from the cache. A waiting pod's namespace must be known (its
+   * deletion would free the pod); a waiting Terminating pod is queued for the moment --force-after
+   * makes it stale: no event will announce that moment.
    */
-  #recheckWhenStale(pod: PodMeta, d: Decision): void {
-    if (d.action !== 'wait' || d.why === 'unattributable') return;
-    this.#recheckAtStale(pod);
+  #decided(pod: PodMeta, d: Decision): void {
+    if (d.action !== 'wait') return;
+    this.namespaces?.holding(pod.namespace);
+    if (d.why !== 'unattributable') this.#recheckAtStale(pod);
   }
 
   /**
-   * #afterOutcome: a pod kept because its owner has not recorded it, once its node was read
-   * (its key was queued, so the triage's re-check could not be set), is due again at --force-after.
+   * #afterOutcome: a pod still held after its work (kept, or to be tried or decided again: an
+   * owner not readable for now) has a namespace that must be known. A pod kept because its owner
+   * has not recorded it, once its node was read (its key was queued, so the triage's re-check
+   * could not be set), is due again at --force-after.
    */
   #afterOutcome(key: string, outcome: Outcome): void {
+    if (outcome.kind === 'kept' || outcome.kind === 'retry' || outcome.kind === 'recheck') this.namespaces?.holding(splitKey(key).namespace);
     if (outcome.kind !== 'kept' || outcome.why === 'unattributable' || outcome.why === 'reason-filtered' || outcome.why === 'max-removals') return;
     const pod = this.#pods.store.get(key);
     if (pod !== undefined) this.#recheckAtStale(pod);

@@ -1,7 +1,9 @@
 // The controller's view of namespaces being deleted (src/namespaces/), kept current one of two
 // ways. Watching every namespace, it watches namespaces too (metadata only, the ClusterRole's list
 // and watch): a deletion arrives as a watch event. Limited to --namespace, it has no cluster-wide
-// permission, so it reads each of its namespaces every READ_EVERY_MS (`get` in its own Role).
+// permission, so it reads its namespaces every READ_EVERY_MS (`get` in its own Role): those where
+// a pod keeps our finalizer for now, the only ones whose deletion would change a decision
+// (src/namespaces/namespace-interest.ts).
 // Neither gates readiness or the pod cache: until a namespace is known, its pods are decided as if
 // the rule did not exist. A list, watch or read refused (403) is logged once, and retried, so that
 // a fixed Role takes effect without a restart.
@@ -14,15 +16,21 @@ import { MetadataApi } from '../kube/metadata-api.ts';
 import { Store } from '../cache/store.ts';
 import { NAMESPACES, NamespaceReadings, toNamespaceMeta, type NamespaceDeletions, type NamespaceMeta } from '../namespaces/namespace-deletions.ts';
 import { NamespaceReader } from '../namespaces/namespace-reads.ts';
+import { NamespaceInterest } from '../namespaces/namespace-interest.ts';
 import { Source } from './sources.ts';
 import { pause } from '../abort.ts';
 
-/** How often a controller limited to --namespace reads its namespaces. */
+/** How often a controller limited to --namespace reads the namespaces where pods wait. */
 export const READ_EVERY_MS = 5_000;
 
 /** NamespaceSource keeps NamespaceDeletions current until its signal aborts. */
 export interface NamespaceSource extends NamespaceDeletions {
   run(signal: AbortSignal): Promise<void>;
+  /**
+   * holding: a pod of the namespace keeps our finalizer for now (it waits, or its work must be
+   * tried again): the namespace's deletion would free it, so the namespace must be known.
+   */
+  holding(namespace: string): void;
 }
 
 export interface NamespaceSourceOptions {
@@ -59,19 +67,25 @@ function watched(o: NamespaceSourceOptions): NamespaceSource {
   return {
     deletingSince: (namespace) => store.find('', namespace)?.deletingSince ?? null,
     run: (signal) => source.run(signal),
+    holding: () => undefined, // the watch knows every namespace
   };
 }
 
 function polled(o: NamespaceSourceOptions): NamespaceSource {
   const readings = new NamespaceReadings();
   const reader = new NamespaceReader({ api: new MetadataApi(o.client, NAMESPACES), readings, logger: o.logger.child({ resource: 'namespaces' }), priority: 0 });
+  // A waiting pod is noted again at every resync at the latest; a namespace read once more after
+  // that covers a resync that runs late by up to one read.
+  const interest = new NamespaceInterest(o.settings.resyncPeriodMs + 2 * READ_EVERY_MS);
   return {
     deletingSince: (namespace) => readings.deletingSince(namespace),
     run: async (signal) => {
       while (!signal.aborted) {
-        for (const name of await reader.read(o.settings.namespaces, signal)) o.onDeleting(name);
+        const due = interest.due(o.settings.namespaces, performance.now());
+        for (const name of await reader.read(due, signal)) o.onDeleting(name);
         await pause(READ_EVERY_MS, signal);
       }
     },
+    holding: (namespace) => interest.note(namespace, performance.now()),
   };
 }

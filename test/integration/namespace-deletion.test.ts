@@ -5,8 +5,8 @@
 // frees them (reason namespace-deleting). On 1.31 deletion is not ordered: the Workflows go with
 // the rest, and the namespace goes either way. Beside it, a live namespace with the same pods
 // loses nothing; no request is answered 403 (no Event is written into the namespace being
-// deleted); a controller limited to one namespace sees its own deletion by reading it; the sweep
-// applies the same rule.
+// deleted); a controller limited to its namespaces sees one's deletion by reading those where pods
+// wait (never one that holds none); the sweep applies the same rule.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
@@ -94,12 +94,25 @@ test('a namespace deleted while its Workflows run is gone within seconds; the li
   assert.ok(!events.some((l) => /result="(created|dropped)"/.test(l)), events.join('\n'));
 });
 
-test('a controller limited to its own namespace reads that namespace, and frees its pods once it is being deleted', async (t) => {
-  const [doomed, live] = [await newNamespace(t), await newNamespace(t)];
+test('a controller limited to its own namespaces reads those where pods wait, and frees their pods once one is being deleted', async (t) => {
+  const [doomed, live, quiet] = [await newNamespace(t), await newNamespace(t), await newNamespace(t)];
   const doomedPods = await runningWorkflows(doomed, 2, 3);
   await runningWorkflows(live, 2, 3);
-  const c = await run(t, { namespaces: [doomed, live] }); // the namespaced flavours: --namespace, no namespace watch
+  // Through a proxy that notes which namespaces are read: one with no pod of ours never is.
+  const read = new Set<string>();
+  const proxy = await startFaultProxy({
+    kubeconfigPath,
+    path: join(tmpdir(), `namespaces-read-${randomBytes(3).toString('hex')}.kubeconfig`),
+    fault: (req) => {
+      const m = req.method === 'GET' ? /^\/api\/v1\/namespaces\/([^/?]+)(\?|$)/.exec(req.url ?? '') : null;
+      if (m?.[1] !== undefined) read.add(m[1]);
+      return null;
+    },
+  });
+  t.after(() => proxy.close());
+  const c = await run(t, { namespaces: [doomed, live, quiet] }, proxy.kubeconfigPath); // the namespaced flavours: --namespace, no namespace watch
   const liveBefore = await snapshot(live);
+  await cluster.waitFor(async () => read.has(doomed) && read.has(live), LONG, 'the namespaces where pods wait to be read');
 
   await deleteNamespace(doomed);
   await waitGone(t, doomed, c);
@@ -108,6 +121,7 @@ test('a controller limited to its own namespace reads that namespace, and frees 
   assert.deepEqual(await snapshot(live), liveBefore);
   assert.equal(await metricValue(c.metrics, 'cached_objects{resource="namespaces"}'), undefined, 'no namespace watch, only reads');
   assert.ok(!(await c.metrics.registry.metrics()).includes('code="403"'), 'no request answered 403');
+  assert.ok(!read.has(quiet), `the namespace with no pod of ours is not read (read: ${[...read].join(', ')})`);
 });
 
 test('the sweep applies the rule too: a dry run across the cluster lists the namespace being deleted, and a sweep of it frees its pods', async (t) => {

@@ -180,7 +180,7 @@ export const backlog: ClusterScenario = {
             fig('CPU ratio to the bare loop', ratio(drain.cpuPerThousand, ceilingCpu), '×'),
             fig('API requests per removal', drain.requestsPerFreed),
             fig('the same, the namespaces\' periodic reads apart', drain.requestsPerFreedBesideNamespaces),
-            fig('namespace reads a second (each namespace every 5 s)', per(drain.namespaceReads, drain.drained)),
+            fig('namespace reads a second (every 5 s, those where pods wait)', per(drain.namespaceReads, drain.drained)),
             fig('conflicts (409)', drain.conflicts),
             fig('Events written', drain.events),
             fig('bytes received until synced, per cached pod', drain.bytesUntilSynced === null ? null : per(drain.bytesUntilSynced, cachedPods), 'B'),
@@ -264,7 +264,7 @@ interface Drain {
   requestsPerFreedBesideNamespaces: number | null;
   /** requestsByKind: the controller's requests by verb and resource, e.g. "patch pods 3,555, list workflows 12". */
   requestsByKind: string;
-  /** namespaceReads: GETs of its namespaces (the namespace-deleting rule reads each every 5 s in --namespace mode). */
+  /** namespaceReads: GETs of its namespaces (in --namespace mode the namespace-deleting rule reads those where pods wait every 5 s). */
   namespaceReads: number;
   events: number;
   conflicts: number;

@@ -91,8 +91,8 @@ const SLACK_BYTES = 32 * 2 ** 20;
  * heapToGiveBack says whether V8 holds much more heap than is in use: more than twice that plus
  * SLACK_BYTES. V8 grows its heap for a burst of allocation (a takeover's backlog, a relist) and
  * gives it back only when the process goes idle, which a controller under steady churn never
- * does (BENCHMARKS.md, scenario 11: the soak's replicas kept several times the heap in use, and RSS
- * with it).
+ * does (the soak's replicas kept several times the heap in use, and RSS with it: `git show
+ * 95e957c:BENCHMARKS.md`, "Soak (scenario 11)").
  */
 export function heapToGiveBack(h: HeapFigures): boolean {
   return h.total > 2 * h.used + SLACK_BYTES;

@@ -11,7 +11,7 @@
 //   the young generation step by step (its two semi-spaces from 8 to 16 to 32 MB) and gives it
 //   back only after a full, memory-reducing collection, which a busy controller does not get
 //   by itself: the leader's RSS climbed and fell by 60 MB every few minutes in the soak
-//   (BENCHMARKS.md, scenario 11). Capped at 8 MB it stays at the size the leader reaches in its
+//   (`git show 95e957c:BENCHMARKS.md`, "Soak (scenario 11)"). Capped at 8 MB it stays at the size the leader reaches in its
 //   first minute. V8 sizes its heap once, so the flag cannot be set from inside the process.
 //
 // process.execve keeps the PID, the arguments and stdin, stdout and stderr (nothing else is open

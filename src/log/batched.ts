@@ -1,6 +1,6 @@
 // Lines handed on in batches. At the default level the controller logs a line per removal, and a
 // synchronous write(2) per line held its main thread for a seventh of its profile's samples in
-// scenario 1 (BENCHMARKS.md, "What the controller does per removal"), waiting on the pipe's reader
+// scenario 1 (`git show 08e11c5:BENCHMARKS.md`, "What the controller does per removal"), waiting on the pipe's reader
 // while answers queued behind it. Batched, a busy controller makes a write per few dozen lines; a
 // quiet one still shows each line within maxDelayMs.
 import type { LogDestination } from './destination.ts';

@@ -28,6 +28,24 @@ test('limited to --namespace, only the namespaces where a pod keeps our finalize
   assert.equal(source.deletingSince('b'), null);
 });
 
+test('a namespace newly due is read at once, not after the pause between reads', async () => {
+  const { client, requests } = scriptedClient({ 'GET /api/v1/namespaces/a': () => ns('a', AT) });
+  const { logger } = recordingLogger();
+  const deleting: string[] = [];
+  const source = namespaceSource({ settings: { ...DEFAULTS, namespaces: ['a'] }, client, metrics: new Metrics({ version: 'test' }), logger, onDeleting: (n) => deleting.push(n) });
+  assert.ok(source !== null);
+  const stop = new AbortController();
+  const running = source.run(stop.signal);
+  for (let i = 0; i < 20; i++) await tick();
+  assert.equal(requests.length, 0, 'no pod waits: nothing read');
+  source.holding('a'); // the pause is 5 s: only the wake reads it within these turns
+  for (let i = 0; i < 100 && deleting.length === 0; i++) await tick();
+  stop.abort();
+  await running;
+  assert.deepEqual(requests.map((r) => r.path), ['/api/v1/namespaces/a']);
+  assert.deepEqual(deleting, ['a']);
+});
+
 test('the rule off: no source, and nothing is read', () => {
   const { client } = scriptedClient({});
   const { logger } = recordingLogger();

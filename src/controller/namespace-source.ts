@@ -77,15 +77,21 @@ function polled(o: NamespaceSourceOptions): NamespaceSource {
   // A waiting pod is noted again at every resync at the latest; a namespace read once more after
   // that covers a resync that runs late by up to one read.
   const interest = new NamespaceInterest(o.settings.resyncPeriodMs + 2 * READ_EVERY_MS);
+  // A namespace newly due is read at once, not after the pause: a controller started while one
+  // is being deleted frees its waiting pods as soon as it has decided them.
+  let wake = new AbortController();
   return {
     deletingSince: (namespace) => readings.deletingSince(namespace),
     run: async (signal) => {
       while (!signal.aborted) {
+        wake = new AbortController();
         const due = interest.due(o.settings.namespaces, performance.now());
         for (const name of await reader.read(due, signal)) o.onDeleting(name);
-        await pause(READ_EVERY_MS, signal);
+        await pause(READ_EVERY_MS, AbortSignal.any([signal, wake.signal]));
       }
     },
-    holding: (namespace) => interest.note(namespace, performance.now()),
+    holding: (namespace) => {
+      if (interest.note(namespace, performance.now())) wake.abort();
+    },
   };
 }

@@ -17,11 +17,12 @@ test('only namespaces noted within the window are due, in the order given', () =
   for (const [now, due] of cases) assert.deepEqual(interest.due(['a', 'b', 'c'], now), due, `at ${now}`);
 });
 
-test('a new note keeps a namespace due; names not asked for are never returned', () => {
+test('a new note keeps a namespace due, and says whether it was not due before; names not asked for are never returned', () => {
   const interest = new NamespaceInterest(1_000);
-  interest.note('a', 0);
-  interest.note('a', 900);
-  interest.note('z', 900);
+  assert.equal(interest.note('a', 0), true, 'first note: newly due');
+  assert.equal(interest.note('a', 900), false, 'still due');
+  assert.equal(interest.note('z', 900), true);
+  assert.equal(interest.note('z', 2_000), true, 'due again after the window passed');
   assert.deepEqual(interest.due(['a', 'b'], 1_800), ['a']);
   assert.deepEqual(interest.due(['a', 'b'], 1_901), []);
 });

@@ -20,9 +20,14 @@ export class NamespaceInterest {
     this.#windowMs = windowMs;
   }
 
-  /** note: a pod of the namespace keeps our finalizer for now, at `now` (ms, any monotonic clock). */
-  note(namespace: string, now: number): void {
+  /**
+   * note: a pod of the namespace keeps our finalizer for now, at `now` (ms, any monotonic clock).
+   * It says whether the namespace was not due until now, so that it can be read at once.
+   */
+  note(namespace: string, now: number): boolean {
+    const at = this.#lastAt.get(namespace);
     this.#lastAt.set(namespace, now);
+    return at === undefined || now - at > this.#windowMs;
   }
 
   /** due returns those of `names` noted within the window before `now`, in the order given. */

@@ -83,11 +83,19 @@ function polled(o: NamespaceSourceOptions): NamespaceSource {
   return {
     deletingSince: (namespace) => readings.deletingSince(namespace),
     run: async (signal) => {
-      while (!signal.aborted) {
-        wake = new AbortController();
-        const due = interest.due(o.settings.namespaces, performance.now());
-        for (const name of await reader.read(due, signal)) o.onDeleting(name);
-        await pause(READ_EVERY_MS, AbortSignal.any([signal, wake.signal]));
+      // The pause ends on a wake or on the stop; one listener for the stop, not a combined signal
+      // per pause, which would hang on the long-lived stop signal.
+      const stop = () => wake.abort();
+      signal.addEventListener('abort', stop, { once: true });
+      try {
+        while (!signal.aborted) {
+          wake = new AbortController();
+          const due = interest.due(o.settings.namespaces, performance.now());
+          for (const name of await reader.read(due, signal)) o.onDeleting(name);
+          if (!signal.aborted) await pause(READ_EVERY_MS, wake.signal);
+        }
+      } finally {
+        signal.removeEventListener('abort', stop);
       }
     },
     holding: (namespace) => {

@@ -25,16 +25,18 @@ export class NamespaceInterest {
    * It says whether the namespace was not due until now, so that it can be read at once.
    */
   note(namespace: string, now: number): boolean {
-    const at = this.#lastAt.get(namespace);
+    const wasDue = this.#isDue(namespace, now);
     this.#lastAt.set(namespace, now);
-    return at === undefined || now - at > this.#windowMs;
+    return !wasDue;
   }
 
   /** due returns those of `names` noted within the window before `now`, in the order given. */
   due(names: readonly string[], now: number): string[] {
-    return names.filter((name) => {
-      const at = this.#lastAt.get(name);
-      return at !== undefined && now - at <= this.#windowMs;
-    });
+    return names.filter((name) => this.#isDue(name, now));
+  }
+
+  #isDue(namespace: string, now: number): boolean {
+    const at = this.#lastAt.get(namespace);
+    return at !== undefined && now - at <= this.#windowMs;
   }
 }

@@ -5,6 +5,7 @@ import Table from 'cli-table3';
 import { REASONS, type Reason } from '../config/settings.ts';
 import type { Decision, WaitReason } from '../decide/decide.ts';
 import type { Outcome } from '../work/reconcile.ts';
+import { otherInstanceLines, type OtherInstancePods } from './sweep-left-out.ts';
 
 export interface ReasonCounts {
   /** Pods found eligible for this reason (the sum of the four columns after it). */
@@ -38,6 +39,8 @@ export interface SweepSummary {
   wallSeconds: number;
   /** The first failures, with the API's message. */
   failures: Array<{ pod: string; reason: Reason | null; error: string }>;
+  /** Workflow pods its selector left out for their instance ID, by ID; null when they could not be looked for. */
+  otherInstances: OtherInstancePods[] | null;
 }
 
 const MAX_FAILURES_LISTED = 100;
@@ -100,7 +103,7 @@ export class SweepTally {
     return REASONS.reduce((n, r) => n + this.reasons[r].removed, 0);
   }
 
-  summary(o: { dryRun: boolean; interrupted: boolean; maxRemovals: number | null; apiRequests: number; wallSeconds: number }): SweepSummary {
+  summary(o: { dryRun: boolean; interrupted: boolean; maxRemovals: number | null; apiRequests: number; wallSeconds: number; otherInstances: OtherInstancePods[] | null }): SweepSummary {
     const totals = zero();
     for (const r of REASONS) for (const k of Object.keys(totals) as Array<keyof ReasonCounts>) totals[k] += this.reasons[r][k];
     totals.failed += this.unattributedFailures;
@@ -119,6 +122,7 @@ export class SweepTally {
       conflictsRetried: this.conflicts,
       wallSeconds: Math.round(o.wallSeconds * 1000) / 1000,
       failures: this.failures,
+      otherInstances: o.otherInstances,
     };
   }
 }
@@ -141,6 +145,7 @@ export function renderSummary(s: SweepSummary, color: boolean): string {
   const lines = [table.toString()];
   const keptWhy = Object.entries(s.kept).filter(([, n]) => n > 0).map(([why, n]) => `${why} ${n}`);
   lines.push(`${pods(s.podsListed, 'pod', 'pods')} listed, ${s.podsWithFinalizer} with the finalizer; kept: ${keptWhy.length > 0 ? keptWhy.join(', ') : 'none'}`);
+  lines.push(...otherInstanceLines(s.otherInstances));
   lines.push(`${s.wallSeconds.toFixed(1)} s, ${s.apiRequests} API requests, ${s.conflictsRetried} conflicts retried${s.dryRun ? ' (dry run: nothing was written)' : ''}`);
   if (s.maxRemovalsReached) lines.push(`stopped at --max-removals ${s.maxRemovals}: ${pods(s.kept['max-removals'], 'eligible pod was', 'eligible pods were')} left for a later run`);
   if (s.interrupted) lines.push('interrupted: the summary covers the work done before the signal');

@@ -26,6 +26,7 @@ import { EXIT } from './exit-codes.ts';
 import { Shutdown } from './shutdown.ts';
 import { SweepTally, renderSummary } from './sweep-tally.ts';
 import { ProgressDisplay } from './sweep-progress.ts';
+import { findOtherInstancePods, type OtherInstancePods } from './sweep-left-out.ts';
 import { VERSION } from '../version.ts';
 
 /** A pod whose removal keeps failing transiently is given up after this many tries. */
@@ -116,6 +117,7 @@ async function sweep(settings: Settings, logger: Logger, shutdown: Shutdown, dis
 
   display.start(tally, settings.dryRun);
   let exit: number = EXIT.ok;
+  let otherInstances: OtherInstancePods[] | null = null;
   try {
     if (namespaces !== null) await readNamespaceDeletions(settings, client, logger, namespaces, shutdown.stop);
     const listing = { namespaces: settings.namespaces, pageSize: settings.listPageSize, logger };
@@ -129,6 +131,7 @@ async function sweep(settings: Settings, logger: Logger, shutdown: Shutdown, dis
       pods.set(pod);
       tally.listed(true, cleanup.observe(pod));
     });
+    otherInstances = await findOtherInstancePods((namespace, opts, signal) => apis.pods.list(namespace, opts, signal), settings, logger, shutdown.stop);
     // Work starts once everything is listed and every owner settled: the queue then hands
     // out pods, and --max-removals, strictly orphans first. Listing is cheap next to removing.
     await cleanup.settleOwners(pods.values(), shutdown.stop);
@@ -151,6 +154,7 @@ async function sweep(settings: Settings, logger: Logger, shutdown: Shutdown, dis
     maxRemovals: settings.maxRemovals,
     apiRequests: [...client.stats.requests.values()].reduce((a, b) => a + b, 0),
     wallSeconds: (performance.now() - started) / 1000,
+    otherInstances,
   });
   if (exit === EXIT.ok || summary.podsListed > 0) {
     process.stdout.write(settings.output === 'json' ? JSON.stringify(summary) + '\n' : renderSummary(summary, process.stdout.isTTY === true));

@@ -6,7 +6,7 @@ import { DEFAULTS } from '../config/settings.ts';
 import type { ListOptions, MetaList } from '../kube/metadata-api.ts';
 import type { LogFields } from '../log.ts';
 import { silentLogger } from '../log.ts';
-import { COUNT_LIMIT, findLeftOut, instanceSelector, leftOutSelector, MAX_INSTANCES, NO_INSTANCE, OtherInstances, type PodLister } from './other-instances.ts';
+import { COUNT_LIMIT, findLeftOut, findLeftOutPods, instanceSelector, leftOutSelector, MAX_INSTANCES, NO_INSTANCE, OtherInstances, type PodLister } from './other-instances.ts';
 
 const L = 'workflows.argoproj.io/controller-instanceid';
 const W = 'workflows.argoproj.io/workflow';
@@ -85,6 +85,25 @@ test('a round costs at most 2 requests per instance ID and looks for at most MAX
 
   assert.equal(counts.size, MAX_INSTANCES);
   assert.equal(n, 2 * MAX_INSTANCES);
+});
+
+test('findLeftOutPods counts the pods waiting with our finalizer and names a few, those waiting first, in each namespace', async () => {
+  const s = { ...DEFAULTS, instanceId: null, namespaces: ['n1', 'n2'] };
+  const pod = (namespace: string, name: string, deleting: boolean, finalizers: string[]) =>
+    ({ metadata: { namespace, name, uid: name, resourceVersion: '1', labels: { [W]: 'wf', [L]: 'b' }, finalizers, ...(deleting ? { deletionTimestamp: '2026-01-01T00:00:00Z' } : {}) } });
+  const pages: Record<string, ReturnType<typeof pod>[]> = {
+    n1: [pod('n1', 'running', false, [s.finalizer]), pod('n1', 'other-finalizer', true, ['example.com/x']), pod('n1', 'orphan', true, [s.finalizer])],
+    n2: [pod('n2', 'orphan', true, ['example.com/x', s.finalizer]), pod('n2', 'done', false, [])],
+  };
+  const list: PodLister = async (namespace, opts) => {
+    const items = opts.labelSelector === `${W},${L}` ? (pages[namespace ?? '']?.slice(0, 1) ?? []) : opts.labelSelector === `${W},${L}=b` ? (pages[namespace ?? ''] ?? []) : [];
+    return { resourceVersion: '1', continue: null, items };
+  };
+
+  const found = await findLeftOutPods(list, s);
+
+  assert.deepEqual([...found], [['b', { pods: 5, waiting: 2, examples: ['n1/orphan', 'n1/running', 'n1/other-finalizer'] }]]);
+  assert.deepEqual([...(await findLeftOut(list, s))], [['b', 5]], 'findLeftOut counts the same pods');
 });
 
 test('each instance ID is warned about once, the gauge replaced each round; a failed look changes nothing', async () => {

@@ -68,7 +68,26 @@ export type PodLister = (namespace: string | null, opts: ListOptions, signal?: A
 
 /** findLeftOut counts, by instance ID, the workflow pods that `s`'s selector leaves out for their instance ID alone. */
 export async function findLeftOut(list: PodLister, s: Selection & Pick<Settings, 'namespaces'>, signal?: AbortSignal): Promise<Map<string, number>> {
-  const counts = new Map<string, number>();
+  const found = await findLeftOutPods(list, { ...s, finalizer: '' }, signal);
+  return new Map([...found].map(([id, f]) => [id, f.pods]));
+}
+
+/** EXAMPLES_KEPT is how many pods' names findLeftOutPods keeps per instance ID. */
+export const EXAMPLES_KEPT = 3;
+
+/** LeftOut is what findLeftOutPods saw of one instance ID's left-out pods. */
+export interface LeftOut {
+  /** The pods counted, up to COUNT_LIMIT per namespace. */
+  pods: number;
+  /** Of them, those being deleted that still carry `finalizer`: the ones a sweep would be asked about. */
+  waiting: number;
+  /** Up to EXAMPLES_KEPT of them as namespace/name, in each namespace those waiting first. */
+  examples: string[];
+}
+
+/** findLeftOutPods is findLeftOut with, per instance ID, the pods waiting with `s.finalizer` and a few names. */
+export async function findLeftOutPods(list: PodLister, s: Selection & Pick<Settings, 'namespaces' | 'finalizer'>, signal?: AbortSignal): Promise<Map<string, LeftOut>> {
+  const counts = new Map<string, LeftOut>();
   const label = s.conventions.instanceIdLabel;
   for (const namespace of s.namespaces.length === 0 ? [null] : s.namespaces) {
     const found: string[] = [];
@@ -81,7 +100,10 @@ export async function findLeftOut(list: PodLister, s: Selection & Pick<Settings,
       if (found.includes(id)) break;
       found.push(id);
       const page = await list(namespace, { labelSelector: instanceSelector(s, id), limit: COUNT_LIMIT, priority: PROBE_PRIORITY }, signal);
-      counts.set(id, (counts.get(id) ?? 0) + page.items.length);
+      const waiting = page.items.filter(({ metadata: m }) => m.deletionTimestamp !== undefined && (m.finalizers ?? []).includes(s.finalizer));
+      const seen = counts.get(id) ?? { pods: 0, waiting: 0, examples: [] };
+      const names = [...waiting, ...page.items.filter((p) => !waiting.includes(p))].map(({ metadata: m }) => `${m.namespace ?? ''}/${m.name}`);
+      counts.set(id, { pods: seen.pods + page.items.length, waiting: seen.waiting + waiting.length, examples: [...seen.examples, ...names].slice(0, EXAMPLES_KEPT) });
     }
   }
   return counts;

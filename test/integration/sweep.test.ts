@@ -270,6 +270,38 @@ test('--instance-id: each sweep frees only its own Argo install\'s pods, as Argo
   assert.ok((await podStates(ns)).get('instance-b')?.finalizers.includes(ARGO_FINALIZER), 'instance b\'s pod is left to its own sweeper');
 });
 
+test('a dry run whose selector leaves out another instance ID\'s orphans names them and the --instance-id that includes them, and exits 0', async (t) => {
+  const ns = await newNamespace(t);
+  const wf = await cluster.createWorkflow(newWorkflow({ namespace: ns, name: 'gone' }));
+  const owner = { name: 'gone', uid: wf.metadata.uid ?? '' };
+  const labels = { 'workflows.argoproj.io/controller-instanceid': 'team-b' };
+  await cluster.createPods([
+    newPod({ namespace: ns, name: 'orphan-b-0', workflow: owner, labels }),
+    newPod({ namespace: ns, name: 'orphan-b-1', workflow: owner, labels }),
+  ]);
+  await cluster.deleteWorkflow(ns, 'gone');
+  await cluster.waitFor(async () => (await cluster.listPods(ns)).every((p) => p.metadata.deletionTimestamp !== undefined), 60_000, 'the garbage collector to mark the orphans Terminating');
+  const before = await podStates(ns);
+
+  const json = await sweep(ns, ['--dry-run']);
+  assert.equal(json.code, 0, json.stderr);
+  assert.equal(json.summary.podsListed, 0);
+  assert.deepEqual(json.summary.otherInstances, [{ instanceId: 'team-b', pods: 2, atLeast: false, waiting: 2, examples: keys(ns, ['orphan-b-0', 'orphan-b-1']) }]);
+
+  const text = await runCli(['sweep', '--kubeconfig', kubeconfigPath, '--namespace', ns, '--dry-run']);
+  assert.equal(text.code, 0, text.stderr);
+  assert.match(text.stdout, /^0 pods listed, 0 with the finalizer; kept: none$/m);
+  assert.ok(
+    text.stdout.includes(`left out by the selector: 2 workflow pods of instance ID team-b, 2 of them Terminating with the finalizer (${keys(ns, ['orphan-b-0', 'orphan-b-1']).join(', ')}); to include them: --instance-id team-b (instanceId: team-b in the config file)`),
+    text.stdout,
+  );
+
+  const included = await sweep(ns, ['--dry-run', '--instance-id', 'team-b']);
+  assert.equal(included.summary.reasons['owner-gone'].found, 2, 'the advice, followed, finds them');
+  assert.deepEqual(included.summary.otherInstances, []);
+  assert.deepEqual(await podStates(ns), before, 'dry runs write nothing');
+});
+
 // --- exit codes -------------------------------------------------------------------------------
 
 describe('bad flags and configuration exit 2 with a message on stderr and nothing on stdout', () => {

@@ -3,6 +3,7 @@
 // machine is. The real API server's side is in test/integration/leader-election.test.ts.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
+import { ApiError } from '../kube/errors.ts';
 import { FakeLeaseApi } from './fake-lease-api.ts';
 import { LeaseElector, type LeaseElectorOptions, type LeaderLogger } from './lease-elector.ts';
 import { FakeClock } from '../queue/fake-clock.ts';
@@ -309,6 +310,30 @@ test('every Lease request asks for budget priority 0', async (t) => {
   await time.settle(r.done);
   await time.settle(r.elector.release());
   assert.deepEqual(new Set(api.requests.map((q) => q.priority)), new Set([0]));
+});
+
+test('a Lease refused 403 on every try is one warning line without a stack, not one per retry; leading after RBAC is fixed says so once', async (t) => {
+  const api = new FakeLeaseApi();
+  let forbidden = true;
+  const request = api.request.bind(api);
+  api.request = async <T>(o: Parameters<FakeLeaseApi['request']>[0]): Promise<T> => {
+    if (forbidden) throw new ApiError(403, 'Forbidden', 'leases.coordination.k8s.io "l" is forbidden');
+    return request<T>(o);
+  };
+  const lines: Array<[string, string, object]> = [];
+  const at = (level: string) => (fields: object, message: string) => void lines.push([level, message, fields]);
+  const time = new Time();
+  const r = start(t, api, time, { logger: { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') } });
+  await time.advance(60_000); // about 500 retries of 50 to 110 ms
+  forbidden = false;
+  await time.settle(r.started);
+
+  const warnings = lines.filter(([level]) => level === 'warn');
+  assert.deepEqual(warnings.map(([, m, f]) => [m, f]), [['leader election: could not read or write the lease; retrying', { lease: 'ns/l', err: 'leases.coordination.k8s.io "l" is forbidden', status: 403, failures: 1 }]]);
+  assert.ok(lines.filter(([level]) => level === 'debug').length > 400, 'the retries, at debug');
+  assert.deepEqual(lines.filter(([level]) => level === 'info').map(([, m]) => m), ['leader election: the lease can be read and written again', 'became the leader']);
+  r.abort.abort();
+  await time.settle(r.done);
 });
 
 test('the timings must leave a margin: lease > renew deadline > 1.2 × retry period', () => {

@@ -18,6 +18,7 @@ import { randomBytes } from 'node:crypto';
 import { monotonicClock, type Clock } from '../queue/clock.ts';
 import { isNotFound } from '../kube/errors.ts';
 import { createLease, getLease, microTime, updateLease, type Lease, type LeaseApi, type LeaseSpec } from './lease.ts';
+import { FailureLog } from './failure-log.ts';
 
 /** LeaderLogger is the part of a pino logger the elector uses. */
 export interface LeaderLogger {
@@ -75,6 +76,9 @@ export class LeaseElector {
   #stop: AbortController | null = null;
   #running: Promise<void> | null = null;
   readonly #clock: Clock;
+  /** A Lease read or write that keeps failing is logged once, then periodically (failure-log.ts). */
+  readonly #acquireFailures: FailureLog;
+  readonly #renewFailures: FailureLog;
 
   constructor(options: LeaseElectorOptions) {
     const { leaseDurationMs: lease, renewDeadlineMs: renew, retryPeriodMs: retry } = options;
@@ -86,6 +90,8 @@ export class LeaseElector {
     if (options.identity === '') throw new RangeError('leader election: identity must not be empty');
     this.#o = options;
     this.#clock = options.clock ?? monotonicClock;
+    this.#acquireFailures = new FailureLog(options.logger, this.#clock, { failing: 'leader election: could not read or write the lease; retrying', recovered: 'leader election: the lease can be read and written again' });
+    this.#renewFailures = new FailureLog(options.logger, this.#clock, { failing: 'leader election: renewal failed; retrying', recovered: 'leader election: renewal works again' });
     this.#leaseSeconds = Math.ceil(lease / 1000);
   }
 
@@ -186,10 +192,12 @@ export class LeaseElector {
   async #acquire(stop: AbortSignal): Promise<boolean> {
     while (!stop.aborted) {
       try {
-        if (await this.#tryAcquire(stop)) return true;
+        const acquired = await this.#tryAcquire(stop);
+        this.#acquireFailures.succeeded({ lease: this.#leaseName() });
+        if (acquired) return true;
       } catch (e) {
         if (stop.aborted) return false;
-        this.#o.logger.warn({ lease: this.#leaseName(), err: e }, 'leader election: could not read or write the lease; retrying');
+        this.#acquireFailures.failed({ lease: this.#leaseName() }, e);
       }
       const wait = this.#o.retryPeriodMs * (1 + Math.random() * JITTER_FACTOR);
       if (!(await pause(this.#clock, wait, stop))) return false;
@@ -254,11 +262,12 @@ export class LeaseElector {
       try {
         // Whole milliseconds, rounded down to stay inside the deadline.
         await withTimeout(this.#clock, Math.max(1, Math.floor(remaining)), (timedOut) => this.#renewOnce(AbortSignal.any([stop, timedOut])));
+        this.#renewFailures.succeeded({ lease: this.#leaseName() });
         return 'renewed';
       } catch (e) {
         if (e instanceof LeaseLost) return e.message;
         if (stop.aborted) break;
-        this.#o.logger.warn({ lease: this.#leaseName(), err: e }, 'leader election: renewal failed; retrying');
+        this.#renewFailures.failed({ lease: this.#leaseName() }, e);
       }
       if (!(await pause(this.#clock, Math.min(this.#o.retryPeriodMs, deadline - this.#clock.now()), stop))) break;
     }

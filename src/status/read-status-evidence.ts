@@ -9,6 +9,7 @@
 // finalizer-sweeper-metrics, the Service every route creates (get services/proxy), else from
 // --metrics-url, when the operator reaches the port some other way (`kubectl port-forward`).
 
+import { OwnerKindCheck } from '../owners/owner-kind.ts';
 import { podListSelector, type Settings } from '../config/settings.ts';
 import type { ApiClient } from '../kube/client.ts';
 import { isNotFound } from '../kube/errors.ts';
@@ -21,7 +22,7 @@ import { CONTAINER_NAME, findInstalls, type Deployment, type FoundInstall } from
 import { launchOf, settingsOf } from './install-settings.ts';
 import { installMetrics, type InstallMetrics } from './install-metrics.ts';
 import { parseMetricsText } from './metrics-text.ts';
-import { latestEvents, type StatusEvent } from './status-events.ts';
+import { latestEvents, reportedBy, type StatusEvent } from './status-events.ts';
 import { podOf, type InstallEvidence, type LeaseEvidence, type PodEvidence, type SelectionEvidence } from './status-report.ts';
 
 /** METRICS_SERVICE is the Service every install route puts in front of the metrics port, its port named `metrics`. */
@@ -94,7 +95,8 @@ async function readInstall(client: ApiClient, install: FoundInstall, d: Deployme
   const lease = settings?.leaderElect === true ? await readLease(client, settings, unchecked) : null;
   const selection = settings === null ? null : await readSelection(client, settings, unchecked, signal);
   const metrics = await readMetrics(client, install, settings, pods, lease, target.metricsUrl, unchecked, signal);
-  const events = await readEvents(client, settings, unchecked, signal);
+  const leaderHost = lease?.state === 'read' && lease.holder !== null ? podOf(lease.holder) : null;
+  const events = await readEvents(client, settings, reportedBy(d.metadata.name, leaderHost), unchecked, signal);
   return {
     now: Date.now(),
     namespace: ns,
@@ -162,11 +164,14 @@ async function readSelection(client: ApiClient, s: Settings, unchecked: string[]
   const selector = podListSelector(s);
   try {
     let selected = 0;
+    const ownerKind = new OwnerKindCheck(s.owner, s.finalizer);
     for (const namespace of s.namespaces.length === 0 ? [null] : s.namespaces) {
-      selected += (await list(namespace, { labelSelector: selector, limit: COUNT_LIMIT }, signal)).items.length;
+      const page = await list(namespace, { labelSelector: selector, limit: COUNT_LIMIT }, signal);
+      selected += page.items.length;
+      for (const pod of page.items) ownerKind.note(pod);
     }
     const leftOut = Object.fromEntries(await findLeftOut(list, s, signal));
-    return { selector, instanceId: s.instanceId, namespaces: s.namespaces, selected, leftOut, limit: COUNT_LIMIT };
+    return { selector, instanceId: s.instanceId, namespaces: s.namespaces, selected, leftOut, limit: COUNT_LIMIT, wrongOwnerKind: ownerKind.refusal()?.message ?? null };
   } catch (err) {
     unchecked.push(`the workflow pods it selects: ${refusal(err, 'list pods')}`);
     return null;
@@ -218,7 +223,8 @@ export function metricsPort(s: Pick<Settings, 'metricsBindAddress'> | null): num
   return Number.isInteger(port) && port > 0 ? port : null;
 }
 
-async function readEvents(client: ApiClient, s: Settings | null, unchecked: string[], signal?: AbortSignal): Promise<StatusEvent[] | null> {
+/** readEvents reads the latest Events whose reportingInstance `ours` accepts. */
+async function readEvents(client: ApiClient, s: Settings | null, ours: (reportingInstance: string | null) => boolean, unchecked: string[], signal?: AbortSignal): Promise<StatusEvent[] | null> {
   const namespaces = s === null || s.namespaces.length === 0 ? [null] : s.namespaces;
   try {
     const items: unknown[] = [];
@@ -227,7 +233,7 @@ async function readEvents(client: ApiClient, s: Settings | null, unchecked: stri
       const page = await client.request<{ items?: unknown[] }>({ method: 'GET', path, query: { fieldSelector: `reportingComponent=${REPORTING_CONTROLLER}`, limit: LIST_LIMIT }, signal, verb: 'list' });
       items.push(...(page.items ?? []));
     }
-    return latestEvents(items);
+    return latestEvents(items, ours);
   } catch (err) {
     unchecked.push(`its Events: ${refusal(err, 'list events')}`);
     return null;

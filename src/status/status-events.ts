@@ -24,9 +24,22 @@ export interface StatusEvent {
 /** MAX_STATUS_EVENTS is how many of the newest Events the report keeps. */
 export const MAX_STATUS_EVENTS = 10;
 
-/** latestEvents trims core/v1 Events to StatusEvents, newest first, at most MAX_STATUS_EVENTS. */
-export function latestEvents(items: readonly unknown[]): StatusEvent[] {
-  const events = readEvents(items).sort((a, b) => lastSeenMs(b) - lastSeenMs(a));
+/**
+ * reportedBy says whether an Event was written by this install: the controller's
+ * reportingInstance is its host name, in a pod the pod's name, `<deployment>-<template hash>-
+ * <suffix>`, so every pod the Deployment ran counts, those of earlier rollouts included; and the
+ * host its Lease names as leader (`leaderHost`), wherever it runs. Every install reports as
+ * component finalizer-sweeper, and a sweep run by hand as `sweep@<host>`: without this, status
+ * showed them all as this install's. Two installs whose Deployments share a name and whose
+ * namespaces overlap cannot be told apart by their Events.
+ */
+export function reportedBy(deployment: string, leaderHost: string | null = null): (reportingInstance: string | null) => boolean {
+  return (instance) => instance !== null && (instance.startsWith(`${deployment}-`) || instance === leaderHost);
+}
+
+/** latestEvents trims core/v1 Events to StatusEvents, newest first, at most MAX_STATUS_EVENTS, of those whose reportingInstance `ours` accepts. */
+export function latestEvents(items: readonly unknown[], ours: (reportingInstance: string | null) => boolean = () => true): StatusEvent[] {
+  const events = readEvents(items).filter((e) => ours(e.reportingInstance)).sort((a, b) => lastSeenMs(b) - lastSeenMs(a));
   return events.slice(0, MAX_STATUS_EVENTS).map((e) => ({
     type: e.type,
     reason: e.reason,

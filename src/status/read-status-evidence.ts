@@ -9,7 +9,6 @@
 // finalizer-sweeper-metrics, the Service every route creates (get services/proxy), else from
 // --metrics-url, when the operator reaches the port some other way (`kubectl port-forward`).
 
-import { OwnerKindCheck } from '../owners/owner-kind.ts';
 import { podListSelector, type Settings } from '../config/settings.ts';
 import type { ApiClient } from '../kube/client.ts';
 import { isNotFound } from '../kube/errors.ts';
@@ -164,14 +163,11 @@ async function readSelection(client: ApiClient, s: Settings, unchecked: string[]
   const selector = podListSelector(s);
   try {
     let selected = 0;
-    const ownerKind = new OwnerKindCheck(s.owner, s.finalizer);
     for (const namespace of s.namespaces.length === 0 ? [null] : s.namespaces) {
-      const page = await list(namespace, { labelSelector: selector, limit: COUNT_LIMIT }, signal);
-      selected += page.items.length;
-      for (const pod of page.items) ownerKind.note(pod);
+      selected += (await list(namespace, { labelSelector: selector, limit: COUNT_LIMIT }, signal)).items.length;
     }
     const leftOut = Object.fromEntries(await findLeftOut(list, s, signal));
-    return { selector, instanceId: s.instanceId, namespaces: s.namespaces, selected, leftOut, limit: COUNT_LIMIT, wrongOwnerKind: ownerKind.refusal()?.message ?? null };
+    return { selector, instanceId: s.instanceId, namespaces: s.namespaces, selected, leftOut, limit: COUNT_LIMIT };
   } catch (err) {
     unchecked.push(`the workflow pods it selects: ${refusal(err, 'list pods')}`);
     return null;

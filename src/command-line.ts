@@ -12,6 +12,7 @@ import type { Settings } from './config/settings.ts';
 import { EXIT } from './commands/exit-codes.ts';
 import { restartTuned } from './commands/runtime-tuning.ts';
 import { CONFIG_KEY, KEYS } from './config/keys.ts';
+import { unknownVariables } from './config/environment.ts';
 import { suggestKey } from './config/suggest.ts';
 import { dnsLabelProblem, dnsSubdomainProblem } from './config/names.ts';
 import { parsePodTarget } from './explain/pod-target.ts';
@@ -58,6 +59,12 @@ async function main(argv: string[]): Promise<number> {
     return EXIT.badConfig;
   }
   if (chosen === null) return EXIT.ok; // --help
+  // A misspelt variable is refused as a misspelt flag is: left unread, it would change nothing without a word.
+  const unknownEnv = unknownVariables(process.env);
+  if (unknownEnv !== null) {
+    process.stderr.write(`finalizer-sweeper: ${unknownEnv}\nRun 'finalizer-sweeper --help' for the flags; each has its variable (docs/configuration.md).\n`);
+    return EXIT.badConfig;
+  }
   const { command, argv: flags } = chosen as { command: Command; argv: Record<string, unknown> };
 
   let loaded;

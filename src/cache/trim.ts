@@ -97,7 +97,8 @@ function controlledByOther(meta: ObjectMeta, owner: OwnerResource): boolean {
   return refs.some((r) => isOwnerRef(r) && r.controller === true && (r.kind !== owner.kind || groupOf(r.apiVersion) !== owner.group));
 }
 
-function isOwnerRef(r: unknown): r is OwnerRef {
+/** isOwnerRef: an ownerReference with every field owner matching reads, and a UID. */
+export function isOwnerRef(r: unknown): r is OwnerRef {
   const o = r as Partial<OwnerRef> | null;
   return (
     typeof o === 'object' &&

@@ -91,6 +91,7 @@ export async function runController(settings: Settings, configFile: WatchedConfi
     watches: () => controller.watchesHealthy(),
     'owner-resource': () => controller.ownerResourceServed(),
     'owner-settings': () => controller.owners.settingsProven(),
+    'owner-kind': () => controller.ownerKindReady(),
   };
   metrics.trackReadiness(readiness);
   const servers: Array<Serving | null> = [];

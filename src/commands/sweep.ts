@@ -15,6 +15,7 @@ import { startEvents } from '../events/start.ts';
 import { Cleanup } from '../controller/cleanup.ts';
 import { Owners } from '../owners/owners.ts';
 import { OwnerSettingsRefused, proveAtStart } from '../owners/settings-proof.ts';
+import { OwnerKindCheck } from '../owners/owner-kind.ts';
 import { batchedOwnerReads, resourceApis } from '../controller/api.ts';
 import { connect } from './connect.ts';
 import { listAll, trimmed } from '../cache/one-shot-list.ts';
@@ -117,6 +118,9 @@ async function sweep(settings: Settings, logger: Logger, shutdown: Shutdown, dis
 
   display.start(tally, settings.dryRun);
   let exit: number = EXIT.ok;
+  // Whether the pods listed are the owner kind's at all (owner-kind.ts): judged before any work.
+  const ownerKind = new OwnerKindCheck(settings.owner, settings.finalizer);
+  let refused = false;
   let otherInstances: OtherInstancePods[] | null = null;
   try {
     if (namespaces !== null) await readNamespaceDeletions(settings, client, logger, namespaces, shutdown.stop);
@@ -129,21 +133,29 @@ async function sweep(settings: Settings, logger: Logger, shutdown: Shutdown, dis
       const pod = trimmed(obj, apis.trimPod, logger);
       if (pod === null || !pod.finalizers.includes(settings.finalizer)) return tally.listed(false, { action: 'none' });
       pods.set(pod);
+      ownerKind.note(obj);
       tally.listed(true, cleanup.observe(pod));
     });
     otherInstances = await findOtherInstancePods((namespace, opts, signal) => apis.pods.list(namespace, opts, signal), settings, logger, shutdown.stop);
-    // Work starts once everything is listed and every owner settled: the queue then hands
-    // out pods, and --max-removals, strictly orphans first. Listing is cheap next to removing.
-    await cleanup.settleOwners(pods.values(), shutdown.stop);
-    work = startWork();
-    await untilIdle(cleanup, shutdown.stop);
+    const wrongKind = ownerKind.refusal();
+    if (wrongKind !== null) {
+      logger.error({ err: wrongKind.message }, 'refusing the owner settings');
+      refused = true;
+      exit = EXIT.badConfig;
+    } else {
+      // Work starts once everything is listed and every owner settled: the queue then hands
+      // out pods, and --max-removals, strictly orphans first. Listing is cheap next to removing.
+      await cleanup.settleOwners(pods.values(), shutdown.stop);
+      work = startWork();
+      await untilIdle(cleanup, shutdown.stop);
+    }
   } catch (err) {
     if (!shutdown.stop.aborted) exit = listFailure(err, settings, logger);
   } finally {
     cleanup.queue.shutDown();
     await work;
-    // The Events that say what was done, written before the report; an interrupted sweep waits for none.
-    await events.close(shutdown.stop.aborted ? 0 : EVENTS_CLOSE_MS);
+    // The Events that say what was done, written before the report; an interrupted or refused sweep waits for none.
+    await events.close(shutdown.stop.aborted || refused ? 0 : EVENTS_CLOSE_MS);
     display.stop();
     client.close();
   }
@@ -156,7 +168,7 @@ async function sweep(settings: Settings, logger: Logger, shutdown: Shutdown, dis
     wallSeconds: (performance.now() - started) / 1000,
     otherInstances,
   });
-  if (exit === EXIT.ok || summary.podsListed > 0) {
+  if (!refused && (exit === EXIT.ok || summary.podsListed > 0)) {
     process.stdout.write(settings.output === 'json' ? JSON.stringify(summary) + '\n' : renderSummary(summary, process.stdout.isTTY === true));
   }
   if (exit !== EXIT.ok) return exit;

@@ -20,6 +20,8 @@ import { PodStore, Store } from '../cache/store.ts';
 import type { RemovalEvents } from '../events/removal-events.ts';
 import { namespaceSource, type NamespaceSource } from './namespace-source.ts';
 import { OwnerSettingsRefused, proveLater } from '../owners/settings-proof.ts';
+import { OwnerKindCheck } from '../owners/owner-kind.ts';
+import type { MetaObject } from '../kube/objects.ts';
 
 export interface ControllerOptions {
   settings: Settings;
@@ -31,7 +33,10 @@ export interface ControllerOptions {
   afterListPage?: () => void;
   /** ownerSettingsProven: the command proved the owner settings at start; otherwise runCaches does. */
   ownerSettingsProven?: boolean;
-  /** Told when discovery shows that the owner settings do not name the owner (the command stops, exit 2). */
+  /**
+   * Told when discovery shows that the owner settings do not name the owner, or when the pods of
+   * the initial list show them to name the wrong kind (owner-kind.ts): the command stops, exit 2.
+   */
   onOwnerSettingsRefused?: (err: OwnerSettingsRefused) => void;
 }
 
@@ -53,6 +58,15 @@ export class Controller {
   readonly #recovery: RecoveryResync;
   /** Settled when the owner resource is first found not served. */
   readonly #ownerOutage = Promise.withResolvers<void>();
+  /**
+   * #ownerKind judges whether the selected pods are the owner kind's (owner-kind.ts) until one of
+   * them is; null from then on, for the life of the process.
+   */
+  #ownerKind: OwnerKindCheck | null;
+  /** #wrongKind: pods that appeared after the initial list showed the owner kind wrong; unready until one of the kind appears. */
+  #wrongKind = false;
+  /** #kindJudgedAtSync: the initial list's pods have been judged; each pod is judged as it comes from then on. */
+  #kindJudgedAtSync = false;
 
   constructor(o: ControllerOptions) {
     this.#o = o;
@@ -61,6 +75,8 @@ export class Controller {
     this.#recovery = new RecoveryResync(() => this.#recover());
     const workflowStore = new Store<WorkflowMeta>();
     const podStore = new PodStore();
+    this.#ownerKind = new OwnerKindCheck(o.settings.owner, o.settings.finalizer);
+    const trimPod = apis.trimPodSharing(podStore);
     this.namespaces = namespaceSource({ ...o, onDeleting: (namespace) => this.#namespaceDeleting(namespace) });
     // Owners and Cleanup exist before the sources whose handlers feed them.
     const ownerReads = batchedOwnerReads(o.settings, apis, { workflows: workflowStore, pods: podStore }, o.logger);
@@ -115,7 +131,11 @@ export class Controller {
       api: apis.pods,
       onRecovered: () => this.#recovery.request(),
       store: podStore,
-      trim: apis.trimPodSharing(podStore),
+      trim: (obj) => {
+        const pod = trimPod(obj);
+        this.#noteOwnerKind(obj);
+        return pod;
+      },
       labelSelector: podListSelector(o.settings),
       handlers: {
         onAdd: (pod) => {
@@ -174,9 +194,10 @@ export class Controller {
     // labelled recorded need no owner, and would otherwise wait for a sync that never comes.
     await Promise.race([this.#workflows.waitForSync(signal), this.#ownerOutage.promise]);
     const pods = this.#pods.run(signal);
+    const ownerKind = this.#pods.waitForSync(signal).then(() => this.#ownerKindAtSync(signal));
     const recount = setInterval(() => this.#recountWaiting(), WAITING_RECOUNT_MS);
     try {
-      await Promise.all([namespaces, workflows, pods, proof]);
+      await Promise.all([namespaces, workflows, pods, proof, ownerKind]);
     } finally {
       clearInterval(recount);
     }
@@ -196,6 +217,67 @@ export class Controller {
       logger.error({ err: err.message }, 'refusing the owner settings');
       this.#o.onOwnerSettingsRefused?.(err);
     }
+  }
+
+  /** ownerKindReady: no pod has shown the owner kind wrong since the initial list (readiness check `owner-kind`). */
+  ownerKindReady(): boolean {
+    return !this.#wrongKind;
+  }
+
+  /**
+   * #ownerKindAtSync judges the initial list's pods: the wrong kind stops the command (exit 2), as
+   * the owner settings refused by discovery do. Undecided (no selected pod yet says), the pods that
+   * come later are judged as they come (#noteOwnerKind).
+   */
+  #ownerKindAtSync(signal: AbortSignal): void {
+    const check = this.#ownerKind;
+    if (check === null || signal.aborted) return;
+    this.#kindJudgedAtSync = true;
+    const verdict = check.verdict();
+    if (verdict.kind === 'confirmed') {
+      this.#ownerKind = null;
+      return;
+    }
+    const refused = check.refusal();
+    if (refused === null) {
+      this.#o.logger.info({ kind: this.#o.settings.owner.kind }, 'no selected pod carrying our finalizer shows yet which kind controls it: the owner kind is checked again as pods appear');
+      return;
+    }
+    this.#refuseOwnerKind(refused, 'refusing the owner settings', this.#pods.store.get(refused.examplePod));
+    this.#o.onOwnerSettingsRefused?.(refused);
+  }
+
+  /**
+   * #noteOwnerKind shows the check a pod as received; once the initial list is judged, each pod
+   * is judged as it comes. The wrong kind found then makes the replica unready, with an error
+   * line and an Event on the pod, and it runs on: the evidence is pods, which any tenant who may
+   * create one can write, and an exit would turn one forged ownerReference into a crash loop that
+   * holds back the first pods of the right kind by the restart's backoff. A pod of the configured
+   * kind settles it for good (docs/configuration.md, owner settings).
+   */
+  #noteOwnerKind(obj: MetaObject): void {
+    const check = this.#ownerKind;
+    if (check === null) return;
+    const shown = check.note(obj);
+    if (!this.#kindJudgedAtSync) return; // the rest of the initial list may hold a pod of the kind
+    if (shown.kind === 'owner') {
+      if (this.#wrongKind) this.#o.logger.info({ kind: this.#o.settings.owner.kind }, `recovered: a selected pod is controlled by a ${this.#o.settings.owner.kind}, so the owner settings name the pods' owner`);
+      this.#wrongKind = false;
+      this.#ownerKind = null;
+      return;
+    }
+    if (shown.kind !== 'foreign' || this.#wrongKind) return;
+    const refused = check.refusal();
+    if (refused === null) return;
+    const { namespace, name, uid } = obj.metadata;
+    this.#refuseOwnerKind(refused, 'refusing the owner settings: the replica is unready (readiness check owner-kind) until a pod of the owner kind appears', typeof namespace === 'string' ? { namespace, name, uid } : undefined);
+  }
+
+  /** #refuseOwnerKind: unready, an error line, and a Warning Event on a pod that shows the wrong kind. */
+  #refuseOwnerKind(refused: OwnerSettingsRefused, line: string, pod: Pick<PodMeta, 'namespace' | 'name' | 'uid'> | undefined): void {
+    this.#wrongKind = true;
+    this.#o.logger.error({ err: refused.message }, line);
+    if (pod !== undefined) this.#o.events?.wrongOwnerKind(pod, refused.message);
   }
 
   /** #ownerSettingsProven lets owner conclusions count, and decides again what they held back. */

@@ -18,9 +18,11 @@ import type { Evidence } from '../decide/decide.ts';
 export interface RemovalEvents {
   removed(pod: PodMeta, reason: Reason, evidence: Evidence): void;
   unattributable(pod: PodMeta): void;
+  /** wrongOwnerKind: the pod shows the owner settings to name the wrong kind (owner-kind.ts); `why` is the refusal's line. */
+  wrongOwnerKind(pod: Pick<PodMeta, 'namespace' | 'name' | 'uid'>, why: string): void;
 }
 
-export const NO_EVENTS: RemovalEvents = { removed: () => {}, unattributable: () => {} };
+export const NO_EVENTS: RemovalEvents = { removed: () => {}, unattributable: () => {}, wrongOwnerKind: () => {} };
 
 const ACTION = 'RemoveFinalizer';
 
@@ -34,7 +36,7 @@ export function removalEvents(emit: (spec: EventSpec) => void, settings: Pick<Se
   // their object by UID where they have one, by name where not).
   const ownerRef = (pod: PodMeta): ObjectRef | null =>
     pod.owner === null ? null : { apiVersion: `${owner.group}/${owner.version}`, kind: owner.kind, namespace: pod.namespace, name: pod.owner.name, uid: pod.owner.uid };
-  const podRef = (pod: PodMeta): ObjectRef => ({ apiVersion: 'v1', kind: 'Pod', namespace: pod.namespace, name: pod.name, uid: pod.uid });
+  const podRef = (pod: Pick<PodMeta, 'namespace' | 'name' | 'uid'>): ObjectRef => ({ apiVersion: 'v1', kind: 'Pod', namespace: pod.namespace, name: pod.name, uid: pod.uid });
 
   return {
     removed(pod, reason, evidence) {
@@ -70,6 +72,9 @@ export function removalEvents(emit: (spec: EventSpec) => void, settings: Pick<Se
         action: 'KeepFinalizer',
         note: `Pod carries finalizer ${finalizer} but names no ${owner.kind} (no controlling ownerReference, no ${settings.conventions.workflowLabel} label): finalizer-sweeper keeps the finalizer; remove it by hand once its engine is done with the pod`,
       });
+    },
+    wrongOwnerKind(pod, why) {
+      emit({ regarding: podRef(pod), type: 'Warning', reason: 'WrongOwnerKind', action: 'KeepFinalizer', note: why });
     },
   };
 }

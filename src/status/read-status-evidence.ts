@@ -15,6 +15,7 @@ import { isNotFound } from '../kube/errors.ts';
 import { MetadataApi, PODS } from '../kube/metadata-api.ts';
 import { getLease } from '../leader/lease.ts';
 import { COUNT_LIMIT, findLeftOut, type PodLister } from '../controller/other-instances.ts';
+import { OwnerKindCheck } from '../owners/owner-kind.ts';
 import { REPORTING_CONTROLLER } from '../events/start.ts';
 import { refusal, messageOf } from '../explain/refusal.ts';
 import { CONTAINER_NAME, findInstalls, type Deployment, type FoundInstall } from './find-installs.ts';
@@ -163,11 +164,14 @@ async function readSelection(client: ApiClient, s: Settings, unchecked: string[]
   const selector = podListSelector(s);
   try {
     let selected = 0;
+    const ownerKind = new OwnerKindCheck(s.owner, s.finalizer);
     for (const namespace of s.namespaces.length === 0 ? [null] : s.namespaces) {
-      selected += (await list(namespace, { labelSelector: selector, limit: COUNT_LIMIT }, signal)).items.length;
+      const page = await list(namespace, { labelSelector: selector, limit: COUNT_LIMIT }, signal);
+      selected += page.items.length;
+      for (const pod of page.items) ownerKind.note(pod);
     }
     const leftOut = Object.fromEntries(await findLeftOut(list, s, signal));
-    return { selector, instanceId: s.instanceId, namespaces: s.namespaces, selected, leftOut, limit: COUNT_LIMIT };
+    return { selector, instanceId: s.instanceId, namespaces: s.namespaces, selected, leftOut, limit: COUNT_LIMIT, wrongOwnerKind: ownerKind.refusal()?.message ?? null };
   } catch (err) {
     unchecked.push(`the workflow pods it selects: ${refusal(err, 'list pods')}`);
     return null;

@@ -53,6 +53,11 @@ const CASES: { name: string; e: Partial<InstallEvidence>; works: boolean; proble
     e: { selection: { selector: 'x', instanceId: 'a', namespaces: [], selected: 3, leftOut: { b: 500 }, limit: 500 } },
     works: true, warning: /other instance IDs: b \(500 or more pods\)/,
   },
+  {
+    name: 'the pods it selects show its owner kind wrong',
+    e: { selection: { ...evidence().selection!, wrongOwnerKind: 'the owner settings do not name the pods\' owner (... --owner-kind CronWorkflow): ... Workflow (4 pods, e.g. wf/p)' } },
+    works: false, problem: /owner kind is wrong.*--owner-kind CronWorkflow.*Workflow \(4 pods/,
+  },
   { name: 'a dry run is said', e: { dryRun: true }, works: true, warning: /dry run/ },
   { name: 'failed removals are said', e: { metrics: { from: 'x', values: { ...HEALTHY_METRICS, removals: { removed: 3, failed: 2 } } } }, works: true, warning: /2 removals failed/ },
 ];

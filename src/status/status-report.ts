@@ -36,6 +36,8 @@ export interface SelectionEvidence {
   /** Workflow pods it leaves out for their instance ID alone, by instance ID (<none>: without one), each counted up to `limit`. */
   leftOut: Record<string, number>;
   limit: number;
+  /** Why the pods read (`limit` a namespace) show the owner settings to name the wrong kind (owners/owner-kind.ts); null when they do not; absent when not judged. */
+  wrongOwnerKind?: string | null;
 }
 
 /** InstallEvidence is everything read about one install. */
@@ -113,6 +115,8 @@ export function buildInstallReport(e: InstallEvidence): InstallReport {
   const problems: string[] = [];
   const warnings: string[] = [];
   if (e.settingsProblem !== null) problems.push(`its settings do not load, so the controller cannot start: ${e.settingsProblem}`);
+  // Before the readiness it explains: a controller refused on the owner kind exits 2 at start, unready after.
+  if (e.selection?.wrongOwnerKind != null) problems.push(`its owner kind is wrong, so it frees no pod on its owner's word: ${e.selection.wrongOwnerKind}`);
 
   const leader = leaderOf(e);
   if (e.leaderElect && e.lease !== null) {

@@ -3,9 +3,10 @@
 // watch of such a resource work, and every Workflow's name reads there as "not found" (a 404
 // naming the object). No command may take that for an owner gone: the controller, the sweep and
 // explain refuse a resource that serves another kind (exit 2, one line naming the settings and
-// what the server serves); a consistent pair (cronworkflows, CronWorkflow) attributes nothing,
-// since Argo's pods are controlled by their Workflow. And with the owner's CRD missing at start,
-// pods that Argo labelled recorded still go.
+// what the server serves); a consistent pair (cronworkflows, CronWorkflow), which discovery
+// cannot tell from the owner, is refused on the pods' word: Argo's are controlled by their
+// Workflow (src/owners/owner-kind.ts). And with the owner's CRD missing at start, pods that Argo
+// labelled recorded still go.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
@@ -96,33 +97,73 @@ for (const r of REFUSED) {
   });
 }
 
-test('owner settings cronworkflows with kind CronWorkflow: Argo\'s pods, controlled by their Workflow, are attributed to nothing, and nothing is freed', { timeout: 180_000 }, async (t) => {
+const CRON_OWNER = { group: 'argoproj.io', version: 'v1alpha1', resource: 'cronworkflows', kind: 'CronWorkflow' };
+const CRON_FLAGS = ['--owner-resource', 'cronworkflows', '--owner-kind', 'CronWorkflow'];
+/** WRONG_KIND is the line that refuses CronWorkflow for pods that their Workflow controls. */
+const WRONG_KIND = /--owner-resource cronworkflows --owner-kind CronWorkflow\): no selected pod carrying workflows\.argoproj\.io\/status is controlled by a CronWorkflow, and some are controlled by another kind of argoproj\.io: Workflow \(6 pods, e\.g\. [^)]+\); set --owner-kind and --owner-resource/;
+
+test('owner settings cronworkflows with kind CronWorkflow, served and consistent but not the pods\' owner: the sweep and the controller exit 2 naming both kinds, and the right settings free a deleted Workflow\'s pods', { timeout: 180_000 }, async (t) => {
   const ns = await newNamespace(t);
   const pods = await runningWorkflows(ns);
-  const owner = { group: 'argoproj.io', version: 'v1alpha1', resource: 'cronworkflows', kind: 'CronWorkflow' };
+  const common = ['--kubeconfig', kubeconfigPath, '--namespace', ns, ...CRON_FLAGS];
 
-  const sweep = await runCli(['sweep', '--kubeconfig', kubeconfigPath, '--namespace', ns, '--owner-resource', 'cronworkflows', '--owner-kind', 'CronWorkflow', '--output', 'json']);
-  assert.equal(sweep.code, 0, sweep.stderr);
-  const summary = JSON.parse(sweep.stdout) as { totals: Record<string, number> };
-  assert.equal(summary.totals['removed'] ?? 0, 0, sweep.stdout);
+  const sweep = await runCli(['sweep', ...common, '--output', 'json']);
+  assert.equal(sweep.code, 2, `sweep: ${sweep.stderr}`);
+  const refusal = sweep.stderr.split('\n').filter((l) => l.includes('refusing the owner settings'));
+  assert.equal(refusal.length, 1, `one line: ${sweep.stderr}`);
+  assert.match(refusal[0]!, WRONG_KIND);
+  assert.equal(sweep.stdout, '', 'no summary of a refused sweep');
 
-  const c = await startController(kubeconfigPath, { namespaces: [ns], owner });
-  t.after(() => c.stop());
-  await cluster.waitFor(async () => c.controller.synced() && c.controller.owners.settingsProven(), LONG, 'the controller synced, its settings proven');
-  await sleep(3_000);
+  const controller = await runCli(['controller', ...common, '--leader-elect=false', '--metrics-bind-address', '0', '--health-probe-bind-address', '0'], { timeoutMs: 60_000 });
+  assert.equal(controller.code, 2, `controller: ${controller.stderr}`);
+  assert.match(controller.stderr, WRONG_KIND);
+
   // The positive control: the same pods are free to go under the right settings once their
-  // Workflow is deleted; under these, nothing.
+  // Workflow is deleted; under the refused ones, nothing went.
   await cluster.deleteWorkflow(ns, 'nightly');
-  await sleep(3_000);
-  assert.deepEqual(removals(c.records), []);
   assert.deepEqual(await withoutOurFinalizer(ns, pods), []);
-  await c.stop();
-
   const right = await startController(kubeconfigPath, { namespaces: [ns] });
   t.after(() => right.stop());
   await cluster.waitFor(async () => (await withoutOurFinalizer(ns, pods)).length === 3, LONG, 'the deleted Workflow\'s pods freed under the right settings');
   assert.deepEqual((await withoutOurFinalizer(ns, pods)).sort(), ['nightly-0', 'nightly-1', 'nightly-2']);
 });
+
+test('owner kind CronWorkflow, the controller started before any pod: the first pods, controlled by their Workflow, make it unready with an error line and an Event; a pod of the kind settles it, and the sweep then goes ahead', { timeout: 180_000 }, async (t) => {
+  const ns = await newNamespace(t);
+  const c = await startController(kubeconfigPath, { namespaces: [ns], owner: CRON_OWNER }, { events: true });
+  t.after(() => c.stop());
+  await cluster.waitFor(async () => c.controller.synced() && c.controller.owners.settingsProven(), LONG, 'the controller synced, its settings proven');
+  assert.equal(c.controller.ownerKindReady(), true, 'no pod yet: nothing to refuse');
+
+  const pods = await runningWorkflows(ns);
+  await cluster.waitFor(async () => !c.controller.ownerKindReady(), LONG, 'unready once the pods appear');
+  const refused = c.records.filter((r) => r.level === 'error' && r.msg.startsWith('refusing the owner settings'));
+  assert.equal(refused.length, 1, JSON.stringify(refused));
+  assert.match(String(refused[0]!.err), /no selected pod carrying workflows\.argoproj\.io\/status is controlled by a CronWorkflow.*Workflow \(\d pods?/);
+  await cluster.waitFor(async () => (await wrongKindEvents(ns)).length === 1, LONG, 'a WrongOwnerKind Event on a pod');
+  const event = (await wrongKindEvents(ns))[0]!;
+  assert.equal(event.type, 'Warning');
+  assert.equal(event.regarding.kind, 'Pod');
+
+  // A pod that a CronWorkflow controls: the settings name an owner of the pods after all.
+  const cron = await cluster.client.call<{ metadata: { uid: string } }>('GET', `/apis/argoproj.io/v1alpha1/namespaces/${ns}/cronworkflows/nightly`);
+  const byCron = newPod({ namespace: ns, name: 'by-cron', workflow: { name: 'nightly', uid: cron.metadata.uid } });
+  byCron.metadata.ownerReferences = [{ apiVersion: 'argoproj.io/v1alpha1', kind: 'CronWorkflow', name: 'nightly', uid: cron.metadata.uid, controller: true }];
+  await cluster.createPods([byCron]);
+  await cluster.waitFor(async () => c.controller.ownerKindReady(), LONG, 'ready again once a pod of the kind appears');
+  assert.ok(c.records.some((r) => r.msg.startsWith('recovered: a selected pod is controlled by a CronWorkflow')));
+
+  const sweep = await runCli(['sweep', '--kubeconfig', kubeconfigPath, '--namespace', ns, ...CRON_FLAGS, '--dry-run', '--output', 'json']);
+  assert.equal(sweep.code, 0, `pods of the kind beside others: no refusal: ${sweep.stderr}`);
+  assert.doesNotMatch(sweep.stderr, /refusing the owner settings/);
+  assert.deepEqual(await withoutOurFinalizer(ns, pods), [], 'nothing freed');
+});
+
+/** wrongKindEvents lists the WrongOwnerKind Events of a namespace. */
+async function wrongKindEvents(ns: string): Promise<Array<{ type: string; reason: string; regarding: { kind: string; name: string } }>> {
+  const list = await cluster.client.call<{ items: Array<{ type: string; reason: string; regarding: { kind: string; name: string } }> }>('GET', `/apis/events.k8s.io/v1/namespaces/${ns}/events`);
+  return list.items.filter((e) => e.reason === 'WrongOwnerKind');
+}
 
 test('owner CRD missing at start: a pod Argo labelled recorded goes at once, an unrecorded one waits; the CRD installed later, the settings are proven and a deleted owner\'s pods go', { timeout: 180_000 }, async (t) => {
   const ns = await newNamespace(t);

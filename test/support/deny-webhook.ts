@@ -1,8 +1,9 @@
 // Admission webhooks on loopback, registered with the API server for pod UPDATEs in one namespace:
 // a validating one that denies every request it is sent (the webhook that issue 30's users meet,
-// which blocks every finalizer removal), and a mutating one that adds a label no pod may carry,
+// which blocks every finalizer removal), a mutating one that adds a label no pod may carry,
 // so that the API server's own validation answers every pod update 422 with the field (what a
-// misbehaving injector, or a pod that no longer validates, leads to). Their serving certificate
+// misbehaving injector, or a pod that no longer validates, leads to), and a mutating one that
+// stamps a valid label and annotation on every update (what a policy engine or an injector does). Their serving certificate
 // is self-signed for 127.0.0.1 (openssl) and handed to the API server as the caBundle.
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -17,9 +18,13 @@ const run = promisify(execFile);
 const APIS = {
   deny: '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations',
   invalidate: '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations',
+  stamp: '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations',
 } as const;
 /** INVALID_LABEL is the label key the mutating webhook adds: a space is not allowed in one. */
 export const INVALID_LABEL = 'not a valid key';
+/** STAMPED_LABEL and STAMPED_ANNOTATION are what the stamping webhook sets, to "yes". */
+export const STAMPED_LABEL = 'stamped-by-webhook';
+export const STAMPED_ANNOTATION = 'example.com/stamped';
 
 export interface DenyWebhook {
   /** configuration is the webhook configuration's name; webhook the name of its one webhook. */
@@ -44,6 +49,11 @@ export function invalidatePodUpdates(cluster: Cluster, ns: string, probePod: str
   return podUpdateWebhook(cluster, ns, probePod, ['pods'], 'invalidate');
 }
 
+/** stampPodUpdates: the mutating webhook that sets STAMPED_LABEL and STAMPED_ANNOTATION on every pod update in `ns`, registered once the API server calls it. */
+export function stampPodUpdates(cluster: Cluster, ns: string, probePod: string): Promise<DenyWebhook> {
+  return podUpdateWebhook(cluster, ns, probePod, ['pods'], 'stamp');
+}
+
 async function podUpdateWebhook(cluster: Cluster, ns: string, probePod: string, resources: string[], kind: keyof typeof APIS): Promise<DenyWebhook> {
   const API = APIS[kind];
   const dir = await mkdtemp(join(tmpdir(), 'deny-webhook-'));
@@ -56,15 +66,21 @@ async function podUpdateWebhook(cluster: Cluster, ns: string, probePod: string, 
   const server = createServer({ key, cert }, (req, res) => {
     let body = '';
     req.setEncoding('utf8').on('data', (s: string) => (body += s)).on('end', () => {
-      const review = JSON.parse(body) as { request?: { uid?: string; object?: { metadata?: { labels?: object } } } };
+      const review = JSON.parse(body) as { request?: { uid?: string; object?: { metadata?: { labels?: object; annotations?: object } } } };
       const uid = review.request?.uid;
+      const metadata = review.request?.object?.metadata;
       const addLabel = [
-        ...(review.request?.object?.metadata?.labels === undefined ? [{ op: 'add', path: '/metadata/labels', value: {} }] : []),
+        ...(metadata?.labels === undefined ? [{ op: 'add', path: '/metadata/labels', value: {} }] : []),
         { op: 'add', path: `/metadata/labels/${INVALID_LABEL}`, value: 'x' },
       ];
-      const response = kind === 'deny'
-        ? { uid, allowed: false, status: { code: 403, message } }
-        : { uid, allowed: true, patchType: 'JSONPatch', patch: Buffer.from(JSON.stringify(addLabel)).toString('base64') };
+      const stamp = [
+        ...(metadata?.labels === undefined ? [{ op: 'add', path: '/metadata/labels', value: {} }] : []),
+        ...(metadata?.annotations === undefined ? [{ op: 'add', path: '/metadata/annotations', value: {} }] : []),
+        { op: 'add', path: `/metadata/labels/${STAMPED_LABEL}`, value: 'yes' },
+        { op: 'add', path: `/metadata/annotations/${STAMPED_ANNOTATION.replace('/', '~1')}`, value: 'yes' },
+      ];
+      const patch = (ops: object[]) => ({ uid, allowed: true, patchType: 'JSONPatch', patch: Buffer.from(JSON.stringify(ops)).toString('base64') });
+      const response = kind === 'deny' ? { uid, allowed: false, status: { code: 403, message } } : patch(kind === 'stamp' ? stamp : addLabel);
       res.setHeader('content-type', 'application/json');
       res.end(JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response }));
     });
@@ -83,10 +99,12 @@ async function podUpdateWebhook(cluster: Cluster, ns: string, probePod: string, 
       rules: [{ operations: ['UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources }],
       namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } },
       sideEffects: 'None', admissionReviewVersions: ['v1'], failurePolicy: 'Fail', timeoutSeconds: 5,
-      ...(kind === 'invalidate' ? { reinvocationPolicy: 'Never' } : {}),
+      ...(kind === 'deny' ? {} : { reinvocationPolicy: 'Never' }),
     }],
   });
-  const probe = () => cluster.client.call('PATCH', `/api/v1/namespaces/${ns}/pods/${probePod}?dryRun=All`, { metadata: { labels: { probe: 'x' } } }, 'application/merge-patch+json').then(() => true, () => false);
+  // probe is true while the API server does not call the webhook: the dry run passes unchanged.
+  const probe = () => cluster.client.call<{ metadata?: { labels?: Record<string, string> } }>('PATCH', `/api/v1/namespaces/${ns}/pods/${probePod}?dryRun=All`, { metadata: { labels: { probe: 'x' } } }, 'application/merge-patch+json')
+    .then((pod) => kind !== 'stamp' || pod.metadata?.labels?.[STAMPED_LABEL] === undefined, () => false);
   await cluster.waitFor(async () => !(await probe()), 30_000, 'the webhook to be called');
   return {
     configuration, webhook, message,

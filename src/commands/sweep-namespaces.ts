@@ -24,8 +24,9 @@ export async function readNamespaceDeletions(settings: Settings, client: ApiClie
     return;
   }
   try {
+    const startedAt = readings.now();
     await listAll(api, { namespaces: [], pageSize: settings.listPageSize, logger }, stop, (obj) => {
-      if (typeof obj.metadata?.name === 'string') readings.set(obj.metadata.name, deletingSinceOf(obj));
+      if (typeof obj.metadata?.name === 'string') readings.set(obj.metadata.name, deletingSinceOf(obj), startedAt);
     });
   } catch (err) {
     if (stop.aborted) throw err;

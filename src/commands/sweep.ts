@@ -20,7 +20,9 @@ import { batchedOwnerReads, resourceApis } from '../controller/api.ts';
 import { connect } from './connect.ts';
 import { listAll, trimmed } from '../cache/one-shot-list.ts';
 import { readNamespaceDeletions } from './sweep-namespaces.ts';
-import { NamespaceReadings } from '../namespaces/namespace-deletions.ts';
+import { NAMESPACES, NamespaceReadings } from '../namespaces/namespace-deletions.ts';
+import { namespaceGet } from '../namespaces/namespace-reads.ts';
+import { MetadataApi } from '../kube/metadata-api.ts';
 import { listFailure } from './sweep-failure.ts';
 import { runSweepUninstalled } from './sweep-uninstalled.ts';
 import { EXIT } from './exit-codes.ts';
@@ -73,7 +75,8 @@ async function sweep(settings: Settings, logger: Logger, shutdown: Shutdown, dis
   const tries = new Map<string, number>();
   let removalsLeft = settings.maxRemovals ?? Infinity;
   const events = startEvents({ settings, client, metrics, logger, command: 'sweep' });
-  const namespaces = settings.namespaceDeleting ? new NamespaceReadings() : null;
+  // A reading renewed (a tie, or older than its bound) is read on the urgent lane: a pod waits on it.
+  const namespaces = settings.namespaceDeleting ? new NamespaceReadings({ get: namespaceGet(new MetadataApi(client, NAMESPACES), 0) }) : null;
   if (namespaces !== null) events.skipNamespaces(namespaces);
   // Everything is listed before any owner is read: on a backlog, one list per namespace confirms its owners.
   const ownerReads = batchedOwnerReads(settings, apis, { workflows, pods }, logger);

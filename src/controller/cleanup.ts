@@ -173,7 +173,7 @@ export class Cleanup {
 
   /** triage decides from the cache alone and queues what may be removed, at its urgency. */
   triage(pod: PodMeta): Decision {
-    const d = decide(pod, this.owners.cachedState(pod), Date.now(), this.policy);
+    const d = decide(pod, this.owners.cachedState(pod, this.#firstSeen.get(pod.uid)), Date.now(), this.policy);
     if (isActionable(d)) {
       if (!this.#wouldRemove.has(pod.uid)) this.enqueue(objectKey(pod), d.priority);
     } else if (d.action === 'wait' && d.why === 'unattributable' && !this.#reportedUnattributable.has(pod.uid)) {

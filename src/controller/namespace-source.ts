@@ -15,7 +15,7 @@ import type { ApiClient } from '../kube/client.ts';
 import { MetadataApi } from '../kube/metadata-api.ts';
 import { Store } from '../cache/store.ts';
 import { NAMESPACES, NamespaceReadings, toNamespaceMeta, type NamespaceDeletions, type NamespaceMeta } from '../namespaces/namespace-deletions.ts';
-import { NamespaceReader } from '../namespaces/namespace-reads.ts';
+import { NamespaceReader, namespaceGet } from '../namespaces/namespace-reads.ts';
 import { NamespaceInterest } from '../namespaces/namespace-interest.ts';
 import { Source } from './sources.ts';
 import { pause } from '../abort.ts';
@@ -48,32 +48,47 @@ export function namespaceSource(o: NamespaceSourceOptions): NamespaceSource | nu
   return o.settings.namespaces.length === 0 ? watched(o) : polled(o);
 }
 
+/**
+ * A watched namespace's reading carries no read time (readAt null): a watch event says nothing of
+ * when its state was current relative to the pod watch's. A tie it cannot settle is read again by
+ * a GET (namespace-deletions.ts), whose reading stands until the watch next changes the namespace.
+ * The GETs go on the most urgent lane, as the polled reads do: a pod's decision waits on them.
+ */
 function watched(o: NamespaceSourceOptions): NamespaceSource {
   const store = new Store<NamespaceMeta>();
+  const api = new MetadataApi(o.client, NAMESPACES);
+  const reread = new NamespaceReadings({ get: namespaceGet(api, 0) });
   const changed = (old: NamespaceMeta | null, ns: NamespaceMeta) => {
+    reread.forget(ns.name);
     if (ns.deletingSince !== null && (old === null || old.deletingSince === null)) o.onDeleting(ns.name);
   };
   const source = new Source<NamespaceMeta>({
     resource: 'namespaces',
-    api: new MetadataApi(o.client, NAMESPACES),
+    api,
     store,
     trim: toNamespaceMeta,
     settings: o.settings,
     metrics: o.metrics,
     logger: o.logger,
-    handlers: { onAdd: (ns) => changed(null, ns), onUpdate: changed },
+    handlers: { onAdd: (ns) => changed(null, ns), onUpdate: changed, onDelete: (ns) => reread.forget(ns.name) },
   });
   o.metrics.trackCache('namespaces', () => store.size);
   return {
     deletingSince: (namespace) => store.find('', namespace)?.deletingSince ?? null,
+    reading: (namespace) => {
+      const ns = store.find('', namespace);
+      return reread.reading(namespace) ?? (ns === undefined ? null : { deletingSince: ns.deletingSince, readAt: null });
+    },
+    reread: (namespace, notBefore, signal) => reread.reread?.(namespace, notBefore, signal) ?? Promise.resolve(),
     run: (signal) => source.run(signal),
     holding: () => undefined, // the watch knows every namespace
   };
 }
 
 function polled(o: NamespaceSourceOptions): NamespaceSource {
-  const readings = new NamespaceReadings();
-  const reader = new NamespaceReader({ api: new MetadataApi(o.client, NAMESPACES), readings, logger: o.logger.child({ resource: 'namespaces' }), priority: 0 });
+  const api = new MetadataApi(o.client, NAMESPACES);
+  const readings = new NamespaceReadings({ get: namespaceGet(api, 0) });
+  const reader = new NamespaceReader({ api, readings, logger: o.logger.child({ resource: 'namespaces' }), priority: 0 });
   // A waiting pod is noted again at every resync at the latest; a namespace read once more after
   // that covers a resync that runs late by up to one read.
   const interest = new NamespaceInterest(o.settings.resyncPeriodMs + 2 * READ_EVERY_MS);
@@ -82,6 +97,8 @@ function polled(o: NamespaceSourceOptions): NamespaceSource {
   let wake = new AbortController();
   return {
     deletingSince: (namespace) => readings.deletingSince(namespace),
+    reading: (namespace) => readings.reading(namespace),
+    reread: (namespace, notBefore, signal) => readings.reread?.(namespace, notBefore, signal) ?? Promise.resolve(),
     run: async (signal) => {
       // The pause ends on a wake or on the stop; one listener for the stop, not a combined signal
       // per pause, which would hang on the long-lived stop signal.
@@ -103,3 +120,4 @@ function polled(o: NamespaceSourceOptions): NamespaceSource {
     },
   };
 }
+

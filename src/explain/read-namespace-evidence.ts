@@ -22,7 +22,9 @@ import { liveOwners, ownerReadNote, uninstalledOwner } from './live-reads.ts';
 import { messageOf, refusal } from './refusal.ts';
 import { sweepCommand } from './sweep-command-line.ts';
 import type { NamespaceCondition, NamespaceEvidence, NamespaceState, PodFindings } from './namespace-report.ts';
-import { NamespaceReadings } from '../namespaces/namespace-deletions.ts';
+import { NAMESPACES, NamespaceReadings } from '../namespaces/namespace-deletions.ts';
+import { namespaceGet } from '../namespaces/namespace-reads.ts';
+import { MetadataApi } from '../kube/metadata-api.ts';
 
 /** Owners read live at most; the pods of the rest are reported undecided (read first). */
 export const MAX_OWNER_READS = 200;
@@ -47,6 +49,7 @@ export async function readNamespaceEvidence(settings: Settings, client: ApiClien
   const apis = resourceApis(settings, client);
   const unchecked: string[] = [];
   const policy: Policy = { finalizer: settings.finalizer, forceAfterMs: settings.forceAfterMs, nodeStatus: settings.nodeStatus };
+  const namespaceReadAt = performance.now(); // the clock NamespaceReadings times readings on
   const namespace = await readNamespace(client, name);
   const terminating = namespace !== null && (namespace.deletionTimestamp !== null || namespace.phase === 'Terminating');
   const base = {
@@ -81,8 +84,9 @@ export async function readNamespaceEvidence(settings: Settings, client: ApiClien
     return f.watched !== false; // the controller never looks at the rest: nothing to read for them
   });
   // The namespace rule, as the controller applies it: no owner of a namespace being deleted is read.
-  const deletions = settings.namespaceDeleting ? new NamespaceReadings() : undefined;
-  deletions?.set(name, namespace.deletionTimestamp);
+  // Renewed by a read when a tie or the reading's age asks for it, as the controller's are.
+  const deletions = settings.namespaceDeleting ? new NamespaceReadings({ get: namespaceGet(new MetadataApi(client, NAMESPACES), 0) }) : undefined;
+  deletions?.set(name, namespace.deletionTimestamp, namespaceReadAt);
   const crdDeleted = await readOwners(settings, client, apis, decided, unchecked, deletions);
   await readNodes(settings, apis, decided, policy, unchecked);
   // The way out once the owner resource is uninstalled, for this namespace's pods only.

@@ -24,6 +24,7 @@ import { messageOf, refusal } from './refusal.ts';
 import { liveOwners, ownerReadNote, uninstalledOwner } from './live-reads.ts';
 import { MetadataApi } from '../kube/metadata-api.ts';
 import { deletingSinceOf, NAMESPACES, NamespaceReadings } from '../namespaces/namespace-deletions.ts';
+import { namespaceGet } from '../namespaces/namespace-reads.ts';
 
 /** PodUnreadable: the pod itself could not be read; nothing can be explained. */
 export class PodUnreadable extends Error {
@@ -120,10 +121,13 @@ async function readOwner(settings: Settings, client: ApiClient, apis: ResourceAp
  * would know it (reason namespace-deleting); a failed read leaves it unknown, and the rule unused.
  */
 async function readNamespaceDeletion(client: ApiClient, namespace: string, unchecked: string[]): Promise<NamespaceReadings> {
-  const readings = new NamespaceReadings();
+  // Renewed by a read when a tie or the reading's age asks for it, as the controller's are.
+  const api = new MetadataApi(client, NAMESPACES);
+  const readings = new NamespaceReadings({ get: namespaceGet(api, 0) });
   try {
-    const ns = await new MetadataApi(client, NAMESPACES).get(null, namespace);
-    readings.set(namespace, ns === null ? null : deletingSinceOf(ns));
+    const startedAt = readings.now();
+    const ns = await api.get(null, namespace);
+    readings.set(namespace, ns === null ? null : deletingSinceOf(ns), startedAt);
   } catch (err) {
     unchecked.push(`whether the namespace is being deleted (then namespace-deleting): ${refusal(err, 'get namespaces')}`);
   }

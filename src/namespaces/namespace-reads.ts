@@ -7,7 +7,12 @@
 import type { Logger } from '../log.ts';
 import { isForbidden } from '../kube/errors.ts';
 import type { MetadataApi } from '../kube/metadata-api.ts';
-import { deletingSinceOf, type NamespaceReadings } from './namespace-deletions.ts';
+import { deletingSinceOf, type NamespaceGet, type NamespaceReadings } from './namespace-deletions.ts';
+
+/** namespaceGet reads one namespace through `api` (metadata only), for a reading renewed (NamespaceReadings.reread). */
+export function namespaceGet(api: MetadataApi, priority: number): NamespaceGet {
+  return (name, signal) => api.get(null, name, signal, priority);
+}
 
 /** NamespaceReader reads the namespaces it is given into `readings`, saying each newly seen being deleted. */
 export class NamespaceReader {
@@ -25,10 +30,11 @@ export class NamespaceReader {
     for (const name of names) {
       if (signal?.aborted) break;
       try {
+        const startedAt = readings.now();
         const ns = await api.get(null, name, signal, priority);
         this.#allowed();
         // Gone (null): its pods went before it, and a namespace created again under the name is another.
-        if (readings.set(name, ns === null ? null : deletingSinceOf(ns))) doomed.push(name);
+        if (readings.set(name, ns === null ? null : deletingSinceOf(ns), startedAt)) doomed.push(name);
       } catch (err) {
         if (signal?.aborted) break;
         if (isForbidden(err)) this.#refused(name, err);

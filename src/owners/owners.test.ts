@@ -7,7 +7,7 @@ import { ApiError } from '../kube/errors.ts';
 import { recordingLogger } from '../log.ts';
 import { FakeClock } from '../queue/fake-clock.ts';
 import type { OwnerConfirmation } from './owners.ts';
-import { NamespaceReadings } from '../namespaces/namespace-deletions.ts';
+import { MAX_READING_AGE_MS, NamespaceReadings } from '../namespaces/namespace-deletions.ts';
 
 const OWNER = { group: 'argoproj.io', version: 'v1alpha1', resource: 'workflows', kind: 'Workflow' };
 const notServed = () => new ApiError(404, 'NotFound', 'the server could not find the requested resource');
@@ -160,19 +160,21 @@ test('owners: a gone owner is forgotten once no cached pod names it; a pod namin
 
 // The namespace rule: the pod's namespace seen being deleted dooms its owner (src/namespaces/).
 const CREATED = Date.parse('2026-11-22T10:00:00Z');
+/** deletingSince is a reading made before any pod was observed (observation times here are 0 and on). */
 const deletingSince = (ms: number | null) => {
   const n = new NamespaceReadings();
-  n.set('ns', ms);
+  n.set('ns', ms, -1);
   return n;
 };
+const DELETED = CREATED + 60_000;
 const namespaceCases: { name: string; namespaces?: NamespaceReadings; pod: PodMeta; cached?: WorkflowMeta; read?: () => Promise<WorkflowMeta | null>; outage?: boolean; want: OwnerState | string; reads: number }[] = [
   { name: 'a live owner in a namespace being deleted: doomed, without a read', namespaces: deletingSince(CREATED + 60_000), pod: pod({ createdAt: CREATED }), cached: workflow(), want: { kind: 'namespace-deleting' }, reads: 0 },
-  { name: 'an owner missing from the cache, namespace being deleted: doomed, without a read', namespaces: deletingSince(CREATED), pod: pod({ createdAt: CREATED }), read: async () => workflow(), want: { kind: 'namespace-deleting' }, reads: 0 },
-  { name: 'an unattributable pod in a namespace being deleted: doomed too', namespaces: deletingSince(CREATED), pod: pod({ createdAt: CREATED, owner: null, workflowLabel: null }), want: { kind: 'namespace-deleting' }, reads: 0 },
-  { name: 'during an owner outage the namespace still speaks', namespaces: deletingSince(CREATED), pod: pod({ createdAt: CREATED }), outage: true, want: { kind: 'namespace-deleting' }, reads: 0 },
-  { name: 'an owner being deleted stays owner-gone', namespaces: deletingSince(CREATED), pod: pod({ createdAt: CREATED }), cached: workflow({ deletionTimestamp: 5 }), want: { kind: 'deleting' }, reads: 0 },
+  { name: 'an owner missing from the cache, namespace being deleted: doomed, without a read', namespaces: deletingSince(DELETED), pod: pod({ createdAt: CREATED }), read: async () => workflow(), want: { kind: 'namespace-deleting' }, reads: 0 },
+  { name: 'an unattributable pod in a namespace being deleted: doomed too', namespaces: deletingSince(DELETED), pod: pod({ createdAt: CREATED, owner: null, workflowLabel: null }), want: { kind: 'namespace-deleting' }, reads: 0 },
+  { name: 'during an owner outage the namespace still speaks', namespaces: deletingSince(DELETED), pod: pod({ createdAt: CREATED }), outage: true, want: { kind: 'namespace-deleting' }, reads: 0 },
+  { name: 'an owner being deleted stays owner-gone', namespaces: deletingSince(DELETED), pod: pod({ createdAt: CREATED }), cached: workflow({ deletionTimestamp: 5 }), want: { kind: 'deleting' }, reads: 0 },
   { name: 'a pod created after the deletion began belongs to a namespace created again under the name', namespaces: deletingSince(CREATED - 1_000), pod: pod({ createdAt: CREATED }), read: async () => workflow(), want: { kind: 'alive', completed: 'no' }, reads: 1 },
-  { name: 'a pod whose creation time is unknown is not doomed', namespaces: deletingSince(CREATED), pod: pod(), read: async () => workflow(), want: { kind: 'alive', completed: 'no' }, reads: 1 },
+  { name: 'a pod whose creation time is unknown is not doomed', namespaces: deletingSince(DELETED), pod: pod(), read: async () => workflow(), want: { kind: 'alive', completed: 'no' }, reads: 1 },
   { name: 'a namespace not seen being deleted changes nothing', namespaces: deletingSince(null), pod: pod({ createdAt: CREATED }), read: async () => workflow(), want: { kind: 'alive', completed: 'no' }, reads: 1 },
   { name: 'with the rule off (no namespaces given) nothing is doomed', pod: pod({ createdAt: CREATED }), read: async () => workflow(), want: { kind: 'alive', completed: 'no' }, reads: 1 },
 ];
@@ -185,3 +187,51 @@ for (const c of namespaceCases) {
     assert.equal(h.reads(), c.reads);
   });
 }
+
+// The namespace rule's tie and age (src/namespaces/namespace-deletions.ts): a reading renewed first.
+const nsObject = (deletionTimestamp?: string) => ({ metadata: { name: 'ns', uid: 'u', resourceVersion: '1', ...(deletionTimestamp !== undefined ? { deletionTimestamp } : {}) } });
+const CREATED_AT = new Date(CREATED).toISOString();
+/** renewing builds Owners whose namespace readings share its clock and read the namespace through `get`. */
+function renewing(get: () => Promise<ReturnType<typeof nsObject> | null>) {
+  const clock = { now: () => 0 };
+  let gets = 0;
+  const n = new NamespaceReadings({ now: () => clock.now(), get: async () => (gets++, get()) });
+  const h = owners({ read: async () => workflow(), namespaces: n });
+  clock.now = () => h.clock.now();
+  return { ...h, n, gets: () => gets };
+}
+
+test('owners, namespace rule: a namespace deleted and created again within the second the pod was created does not doom it; the reading is renewed first', async () => {
+  const h = renewing(async () => nsObject()); // the namespace now under the name: the new one, not being deleted
+  h.n.set('ns', CREATED, 500); // read before the pod was observed: the old namespace, deleted in the pod's second
+  assert.deepEqual(h.owners.cachedState(pod({ createdAt: CREATED }), 800), { kind: 'unconfirmed' }, 'the cache alone cannot tell');
+  assert.deepEqual(await h.owners.confirmedState(pod({ createdAt: CREATED }), 800, 0), { kind: 'alive', completed: 'no' });
+  assert.equal(h.gets(), 1);
+  assert.deepEqual(h.n.reading('ns'), { deletingSince: null, readAt: 1_000 });
+});
+
+test('owners, namespace rule: a tie renewed by a read that still finds the namespace being deleted dooms the pod', async () => {
+  const h = renewing(async () => nsObject(CREATED_AT));
+  h.n.set('ns', CREATED, 500);
+  assert.deepEqual(await h.owners.confirmedState(pod({ createdAt: CREATED }), 800, 0), { kind: 'namespace-deleting' });
+  assert.equal(h.gets(), 1);
+  assert.equal(h.reads(), 0, 'no owner read');
+  assert.deepEqual(h.owners.cachedState(pod({ createdAt: CREATED }), 800), { kind: 'namespace-deleting' }, 'the renewed reading speaks from the cache');
+});
+
+test('owners, namespace rule: a reading older than its bound is renewed before it dooms a pod, and a renewal that fails dooms nothing', async () => {
+  const gone = renewing(async () => null);
+  gone.n.set('ns', CREATED + 60_000, 0);
+  gone.clock.advance(MAX_READING_AGE_MS + 1);
+  assert.deepEqual(gone.owners.cachedState(pod({ createdAt: CREATED }), 10), { kind: 'unconfirmed' });
+  assert.deepEqual(await gone.owners.confirmedState(pod({ createdAt: CREATED }), 10, 0), { kind: 'alive', completed: 'no' }, 'gone, and created again');
+  assert.equal(gone.gets(), 1);
+
+  const failing = renewing(async () => {
+    throw new ApiError(503, 'ServiceUnavailable', 'down');
+  });
+  failing.n.set('ns', CREATED + 60_000, 0);
+  failing.clock.advance(MAX_READING_AGE_MS + 1);
+  assert.deepEqual(await failing.owners.confirmedState(pod({ createdAt: CREATED }), 10, 0), { kind: 'alive', completed: 'no' });
+  assert.ok(failing.records.some((r) => r.msg.startsWith('the namespace could not be read again')));
+});

@@ -28,7 +28,7 @@ import { isForbidden, isResourceNotServed } from '../kube/errors.ts';
 import type { Clock } from '../queue/clock.ts';
 import { OwnerAvailability } from './availability.ts';
 import { OwnerResolver, type OwnerCache, type OwnerListings, type OwnerReader } from './resolver.ts';
-import { dooms, type NamespaceDeletions } from '../namespaces/namespace-deletions.ts';
+import { judgeAfterReread, judgeNamespace, type NamespaceDeletions, type NamespaceVerdict } from '../namespaces/namespace-deletions.ts';
 
 /** OwnerConfirmation is the outcome of a live read of a pod's owner. */
 export type OwnerConfirmation = 'gone' | 'alive' | 'forbidden' | 'failed';
@@ -155,10 +155,17 @@ export class Owners {
     this.#resolver.forgetGone(uid);
   }
 
-  /** cachedState is what the cache and the evidence handed in say, without a read. */
-  cachedState(pod: PodMeta): OwnerState {
+  /**
+   * cachedState is what the cache and the evidence handed in say, without a read. `observedAt`
+   * (when the pod was first seen, on now()'s clock) lets a namespace read since then speak for
+   * the pod. A namespace reading that must be renewed before it may doom the pod (a tie, or too
+   * old: namespace-deletions.ts) makes the owner unconfirmed, so that confirmedState renews it.
+   */
+  cachedState(pod: PodMeta, observedAt?: number): OwnerState {
     const s = this.#resolver.cachedState(pod);
-    if (this.#doomedByNamespace(pod, s)) return { kind: 'namespace-deleting' };
+    const ns = this.#namespaceVerdict(pod, s, observedAt ?? null);
+    if (ns === 'dooms') return { kind: 'namespace-deleting' };
+    if (ns === 'reread' && this.#o.namespaces?.reread !== undefined) return { kind: 'unconfirmed' };
     return this.#held(s) ? { kind: 'unconfirmed' } : s;
   }
 
@@ -170,10 +177,15 @@ export class Owners {
    * not yet proven.
    */
   async confirmedState(pod: PodMeta, observedAt: number, priority: number, signal?: AbortSignal): Promise<OwnerState> {
-    const cached = this.cachedState(pod);
+    const cached = this.cachedState(pod, observedAt);
     if (cached.kind === 'namespace-deleting') return cached; // no read can change that
+    const namespaces = this.#o.namespaces;
+    if (namespaces !== undefined) {
+      const judged = await judgeAfterReread(namespaces, pod.namespace, () => this.#namespaceVerdict(pod, this.#resolver.cachedState(pod), observedAt), observedAt, (err) => this.#namespaceReadFailed(pod.namespace, err), signal);
+      if (judged === 'dooms') return { kind: 'namespace-deleting' };
+    }
     const s = await this.#resolver.confirmedState(pod, observedAt, priority, signal);
-    if (this.#doomedByNamespace(pod, s)) return { kind: 'namespace-deleting' };
+    if (this.#namespaceVerdict(pod, s, observedAt) === 'dooms') return { kind: 'namespace-deleting' };
     if (!this.#settingsProven && this.#held(s)) throw new OwnerEvidenceHeld('the owner settings are not yet proven against discovery: no pod is freed on what an owner read says until they are');
     if (this.#held(s)) throw new OwnerEvidenceHeld();
     return s;
@@ -185,13 +197,20 @@ export class Owners {
   }
 
   /**
-   * #doomedByNamespace: the pod's namespace is being deleted, and s does not already condemn the
-   * owner itself (then owner-gone says more). The namespace's word needs no owner read, and no
-   * served owner resource.
+   * #namespaceVerdict: what the pod's namespace says of it (judgeNamespace), unless s already
+   * condemns the owner itself (then owner-gone says more: `spares` here). The namespace's word
+   * needs no owner read, and no served owner resource.
    */
-  #doomedByNamespace(pod: PodMeta, s: OwnerState): boolean {
+  #namespaceVerdict(pod: PodMeta, s: OwnerState, observedAt: number | null): NamespaceVerdict {
     const condemned = (s.kind === 'gone' || s.kind === 'deleting') && !this.#held(s);
-    return !condemned && this.#o.namespaces !== undefined && dooms(this.#o.namespaces.deletingSince(pod.namespace), pod.createdAt ?? null);
+    const namespaces = this.#o.namespaces;
+    if (condemned || namespaces === undefined) return 'spares';
+    return judgeNamespace(namespaces.reading(pod.namespace), pod.createdAt ?? null, observedAt, this.now());
+  }
+
+  /** #namespaceReadFailed: a namespace read again could not be read; its pods are decided as if the rule did not exist. */
+  #namespaceReadFailed(namespace: string, err: unknown): void {
+    this.#o.logger.debug({ namespace, err: err instanceof Error ? err.message : String(err) }, 'the namespace could not be read again; its old reading dooms none of its pods');
   }
 
   #held(s: OwnerState): boolean {

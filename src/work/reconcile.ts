@@ -49,7 +49,8 @@ export interface NodeRecords {
 }
 
 export interface OwnerStates {
-  cachedState(pod: PodMeta): OwnerState;
+  /** observedAt lets a namespace read since the pod was first observed speak for it (owners.ts). */
+  cachedState(pod: PodMeta, observedAt?: number): OwnerState;
   confirmedState(pod: PodMeta, observedAt: number, priority: number, signal?: AbortSignal): Promise<OwnerState>;
   now(): number;
 }
@@ -142,7 +143,7 @@ export class Reconciler {
   async #attempt(s: Attempt, priority: number, signal?: AbortSignal): Promise<Outcome> {
     const o = this.#o;
     const { conflicts } = s;
-    let owner = o.owners.cachedState(s.pod);
+    let owner = o.owners.cachedState(s.pod, s.observedAt);
     let decision = decide(s.pod, owner, this.#now(), o.policy);
     if (decision.action === 'verify' && decision.check === 'owner') {
       try {

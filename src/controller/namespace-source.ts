@@ -120,4 +120,3 @@ function polled(o: NamespaceSourceOptions): NamespaceSource {
     },
   };
 }
-

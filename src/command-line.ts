@@ -16,6 +16,7 @@ import { unknownVariables } from './config/environment.ts';
 import { suggestKey } from './config/suggest.ts';
 import { dnsLabelProblem, dnsSubdomainProblem } from './config/names.ts';
 import { parsePodTarget } from './explain/pod-target.ts';
+import { VERSION } from './version.ts';
 
 const COMMANDS: readonly Command[] = ['controller', 'sweep', 'explain', 'status'];
 
@@ -47,7 +48,7 @@ async function main(argv: string[]): Promise<number> {
     // Flags stay kebab-case only: loadSettings reads them so, and "Unknown arguments" then names each once.
     .parserConfiguration({ 'camel-case-expansion': false })
     .help()
-    .version(false)
+    .version(VERSION)
     .wrap(Math.min(110, process.stdout.columns ?? 110))
     .fail((msg, err) => {
       usageError = withSuggestions(msg ?? err?.message ?? 'invalid arguments', COMMANDS.find((c) => c === argv[0]) ?? 'controller');

@@ -23,8 +23,8 @@ const LAYERS: readonly (readonly string[])[] = [
   ['commands'],
   ['cli.ts', 'command-line.ts'],
 ];
-/** The test bed and the demo stand beside the product: the product never imports them. */
-const BESIDE = new Set(['testbed', 'demo']);
+/** The test bed, the demo and the release script stand beside the product: the product never imports them. */
+const BESIDE = new Set(['testbed', 'demo', 'release']);
 
 function layerOf(top: string): number | undefined {
   const i = LAYERS.findIndex((names) => names.includes(top));

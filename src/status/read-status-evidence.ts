@@ -19,6 +19,7 @@ import { OwnerKindCheck } from '../owners/owner-kind.ts';
 import { REPORTING_CONTROLLER } from '../events/start.ts';
 import { refusal, messageOf } from '../explain/refusal.ts';
 import { CONTAINER_NAME, findInstalls, type Deployment, type FoundInstall } from './find-installs.ts';
+import { readGuardrail } from './guardrail-accounts.ts';
 import { launchOf, settingsOf } from './install-settings.ts';
 import { installMetrics, type InstallMetrics } from './install-metrics.ts';
 import { parseMetricsText } from './metrics-text.ts';
@@ -56,9 +57,10 @@ export async function readStatusEvidence(client: ApiClient, target: StatusTarget
   }
   const installs = findInstalls(deployments).filter((i) => target.deployment === null || i.deployment === target.deployment);
   const evidence: InstallEvidence[] = [];
+  const guardrail = installs.length === 0 ? undefined : await readGuardrail(client, deployments, signal);
   for (const install of installs) {
     const d = deployments.find((x) => x.metadata.namespace === install.namespace && x.metadata.name === install.deployment) as Deployment;
-    evidence.push(await readInstall(client, install, d, target, signal));
+    evidence.push({ ...await readInstall(client, install, d, target, signal), ...(guardrail === undefined ? {} : { guardrail }) });
   }
   return evidence;
 }

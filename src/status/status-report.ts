@@ -10,6 +10,7 @@
 
 import { formatDuration } from '../config/duration.ts';
 import type { Flavour } from './find-installs.ts';
+import { judgeGuardrail, type GuardrailEvidence } from './guardrail-accounts.ts';
 import type { InstallMetrics } from './install-metrics.ts';
 import type { StatusEvent } from './status-events.ts';
 
@@ -63,6 +64,8 @@ export interface InstallEvidence {
   events: StatusEvent[] | null;
   /** What could not be read or resolved, one line each. */
   unchecked: string[];
+  /** The guardrail's accounts, read once for every install (guardrail-accounts.ts); absent when not read. */
+  guardrail?: GuardrailEvidence;
 }
 
 /** InstallReport is one install's part of the report; `--output json` prints it as is. */
@@ -153,6 +156,11 @@ export function buildInstallReport(e: InstallEvidence): InstallReport {
       warnings.push(`its selector leaves out workflow pods of other instance IDs: ${idsText(left, sel.limit)} (another Argo's pods, or a second Argo without a sweeper)`);
     }
   }
+  if (e.guardrail !== undefined) {
+    const guardrail = judgeGuardrail(e.guardrail);
+    problems.push(...guardrail.problems);
+    warnings.push(...guardrail.warnings);
+  }
   for (const line of e.unchecked) if (line.startsWith('env ') || line.startsWith('envFrom')) warnings.push(line);
   const warningEvents = (e.events ?? []).filter((ev) => ev.type === 'Warning');
   if (warningEvents.length > 0) warnings.push(`${warningEvents.length} of its latest Events are warnings: ${[...new Set(warningEvents.map((ev) => ev.reason))].join(', ')}`);
@@ -171,7 +179,7 @@ export function buildInstallReport(e: InstallEvidence): InstallReport {
     selection: sel,
     metrics: e.metrics === null || m === null ? null : { from: e.metrics.from, ready: m.ready, leader: m.leader, removals: m.removals, forbiddenDenied: m.forbiddenDenied, listWatchFailures: m.listWatchFailures, configReloadOk: m.configReloadOk },
     events: e.events,
-    unchecked: e.unchecked.filter((line) => !line.startsWith('env ') && !line.startsWith('envFrom')),
+    unchecked: [...e.unchecked.filter((line) => !line.startsWith('env ') && !line.startsWith('envFrom')), ...(e.guardrail?.unchecked ?? [])],
   };
 }
 

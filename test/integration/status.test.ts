@@ -162,3 +162,20 @@ test('status finds the instance-ID trap: an install without Argo\'s instance ID 
   assert.deepEqual(after.report.installs[0]?.selection?.leftOut, {});
   assert.equal(after.code, 0, JSON.stringify(after.report.installs[0]?.problems));
 });
+
+test('status finds owner settings that name the wrong kind: the pods it selects are controlled by their Workflow, none by a CronWorkflow; it exits 1 naming both kinds and the settings', { timeout: 120_000 }, async (t) => {
+  const ns = await newNamespace(t);
+  const config = 'ownerResource: cronworkflows\nownerKind: CronWorkflow\n';
+  await install(t, ns, config);
+  const wf = await cluster.createWorkflow(newWorkflow({ namespace: ns, name: 'wf' }));
+  await cluster.createPods(['a', 'b'].map((name) => newPod({ namespace: ns, name, workflow: { name: 'wf', uid: wf.metadata.uid ?? '' } })));
+  t.after(() => Promise.all(['a', 'b'].map((name) => cluster.patchPod(ns, name, { metadata: { finalizers: null } }).catch(() => undefined))));
+
+  const r = await status([ns]);
+
+  assert.equal(r.code, 1, r.stderr);
+  const i = r.report.installs[0];
+  assert.equal(i?.works, false);
+  assert.match(i?.selection?.wrongOwnerKind ?? '', /--owner-resource cronworkflows --owner-kind CronWorkflow\): no selected pod carrying workflows\.argoproj\.io\/status is controlled by a CronWorkflow.*Workflow \(2 pods/);
+  assert.match(i?.problems[0] ?? '', /^its owner kind is wrong, so it frees no pod on its owner's word: /, JSON.stringify(i?.problems));
+});

@@ -20,7 +20,8 @@ import { REPORTING_CONTROLLER } from '../events/start.ts';
 import { refusal, messageOf } from '../explain/refusal.ts';
 import { CONTAINER_NAME, findInstalls, type Deployment, type FoundInstall } from './find-installs.ts';
 import { readGuardrail } from './guardrail-accounts.ts';
-import { launchOf, settingsOf } from './install-settings.ts';
+import { launchWithEnvFrom } from './env-from.ts';
+import { settingsOf } from './install-settings.ts';
 import { installMetrics, type InstallMetrics } from './install-metrics.ts';
 import { parseMetricsText } from './metrics-text.ts';
 import { latestEvents, reportedBy, type StatusEvent } from './status-events.ts';
@@ -70,7 +71,7 @@ async function readInstall(client: ApiClient, install: FoundInstall, d: Deployme
   const ns = install.namespace;
   let settings: Settings | null = null;
   let settingsProblem: string | null = null;
-  const launch = launchOf(install);
+  const launch = await launchWithEnvFrom(client, install, signal);
   if ('problem' in launch) {
     settingsProblem = launch.problem;
   } else {

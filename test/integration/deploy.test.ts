@@ -336,7 +336,7 @@ test('on OpenShift, the patch route as docs/operations.md gives it: Argo\'s Depl
   const shell = (command: string) => run('bash', ['-c', `cd ${JSON.stringify(REPO)} && ${command}`], undefined, { KUBECONFIG: deployPlane().kubeconfigPath });
 
   await shell(await openShiftCommand('kubectl apply -k deploy/sidecar-patch'));
-  await shell(await openShiftCommand('kubectl -n argo patch deployment workflow-controller'));
+  await shell((await openShiftCommand('grep -vE \'^ +runAs(User|Group): 65532$\' deploy/sidecar-patch/workflow-controller.yaml |')).replace('REGISTRY', 'registry.test/platform'));
 
   const live = JSON.parse((await kubectl(['-n', 'argo', 'get', 'deployment', 'workflow-controller', '-o', 'json'])).stdout) as Deployment;
   assert.deepEqual(live.spec.template.spec.containers.map((c) => c.name), ['workflow-controller', CONTAINER]);
@@ -349,7 +349,7 @@ test('on OpenShift, the patch route as docs/operations.md gives it: Argo\'s Depl
 test('on OpenShift, the Helm values as docs/operations.md makes them: our container admitted by restricted-v2, the rest of the values unchanged', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'finalizer-sweeper-openshift-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
-  const command = await openShiftCommand('grep -vE');
+  const command = await openShiftCommand('grep -vE \'^ +runAs(User|Group): 65532$\' deploy/helm/');
 
   await run('bash', ['-c', `cd ${JSON.stringify(REPO)} && ${command.replace('> argo-workflows-values-openshift.yaml', `> ${JSON.stringify(join(dir, 'values.yaml'))}`)}`]);
 
@@ -498,6 +498,7 @@ test('the example overlay for the patch route binds the roles to Argo\'s account
     'ClusterRole/finalizer-sweeper',
     'ClusterRoleBinding/finalizer-sweeper',
     'ConfigMap/platform-argo/finalizer-sweeper-config',
+    'ConfigMap/platform-argo/finalizer-sweeper-settings',
     'Role/platform-argo/finalizer-sweeper-leader-election',
     'RoleBinding/platform-argo/finalizer-sweeper-leader-election',
     'Service/platform-argo/finalizer-sweeper-metrics',
@@ -524,7 +525,7 @@ test('own-namespace listed before the sidecar, where it would patch nothing and 
 /** PATCH_ROUTE is the README's two commands for an Argo installed from install.yaml, run from the repository root. */
 const PATCH_ROUTE = [
   'kubectl apply -k deploy/sidecar-patch',
-  'kubectl -n argo patch deployment workflow-controller --patch-file deploy/sidecar-patch/workflow-controller.yaml',
+  'sh deploy/sidecar-patch/add-to-workflow-controller.sh argo REGISTRY/finalizer-sweeper:0.1.0',
 ];
 
 test('the patch route renders what the sidecar adds beside Argo\'s pod: roles bound to argo, the settings under the name the patch mounts, the same Service', async () => {
@@ -552,19 +553,16 @@ test('the patch for an existing Deployment adds the very container, volumes and 
   const sidecar = deployment((await render(FLAVOURS.sidecar)).objects, 'workflow-controller') as typeof patch;
 
   assert.deepEqual((patch.spec.template.spec as Record<string, unknown>)['$setElementOrder/containers'], [{ name: 'workflow-controller' }, { name: CONTAINER }]);
-  const [ours, ...others] = patch.spec.template.spec.containers as (Container & { image: string })[];
+  const [ours, ...others] = patch.spec.template.spec.containers;
   assert.deepEqual(others, []);
-  const { image, ...rest } = ours ?? ({} as Container & { image: string });
-  const { image: sidecarImage, ...sidecarRest } = ourContainer(sidecar) as Container & { image: string };
-  assert.deepEqual(rest, sidecarRest);
-  assert.equal(image, sidecarImage);
+  assert.deepEqual(ours, ourContainer(sidecar));
   // The sidecar's own patch of the pod template, before kustomize adds the ConfigMap's hash.
   const podTemplate = loadAll(await readFile(join(REPO, 'deploy/sidecar/pod-template.yaml'), 'utf8'))[0] as Deployment;
   assert.deepEqual(patch.spec.template.spec.volumes, podTemplate.spec.template.spec.volumes);
   assert.deepEqual(patch.spec.template.metadata.annotations, sidecar.spec.template.metadata.annotations);
 });
 
-test('on an Argo installed without kustomize, the README\'s patch route appends our container after Argo\'s, changes nothing when run again, and lets argo do exactly what the controller needs', async (t) => {
+test('on an Argo installed without kustomize, the README\'s patch route appends our container after Argo\'s, changes nothing when run again (an image set since kept), and lets argo do exactly what the controller needs', async (t) => {
   const argo = await render('test/fixtures/argo/base/workflow-controller');
   const argoObjects = argo.objects.map((o) => (o.kind === 'PriorityClass' ? o : { ...o, metadata: { ...o.metadata, namespace: 'argo' } }));
   await applyUntilTestEnds(t, { yaml: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: argoObjects }), objects: argoObjects });
@@ -574,14 +572,18 @@ test('on an Argo installed without kustomize, the README\'s patch route appends 
   const readme = await readFile(join(REPO, 'README.md'), 'utf8');
   for (const command of PATCH_ROUTE) assert.ok(readme.includes(`\n${command}\n`), `the README gives: ${command}`);
 
-  for (const command of PATCH_ROUTE) await shell(command);
-  const again = await shell(PATCH_ROUTE[1] ?? '');
+  for (const command of PATCH_ROUTE) await shell(command.replace('REGISTRY', 'registry.test/platform'));
+  // An upgrade's image, then the patch run again as written.
+  await kubectl(['-n', 'argo', 'set', 'image', 'deployment/workflow-controller', `${CONTAINER}=registry.test/platform/finalizer-sweeper:0.2.0`]);
+  const again = await shell((PATCH_ROUTE[1] ?? '').replace('REGISTRY', 'registry.test/platform'));
 
   assert.match(again.stdout, /no change/);
   const live = JSON.parse((await kubectl(['-n', 'argo', 'get', 'deployment', 'workflow-controller', '-o', 'json'])).stdout) as Deployment & { spec: { template: { metadata: { annotations?: Record<string, string> } } } };
   const containers = live.spec.template.spec.containers as (Container & { image: string })[];
-  assert.deepEqual(containers.map((c) => c.name), ['workflow-controller', CONTAINER]);
-  assert.equal(containers[0]?.image, 'quay.io/argoproj/workflow-controller:latest');
+  assert.deepEqual(containers.map((c) => [c.name, c.image]), [
+    ['workflow-controller', 'quay.io/argoproj/workflow-controller:latest'],
+    [CONTAINER, 'registry.test/platform/finalizer-sweeper:0.2.0'],
+  ]);
   assert.deepEqual(containers[1]?.args, ourContainer(deployment((await render(FLAVOURS.sidecar)).objects, 'workflow-controller')).args);
   assert.equal(live.spec.template.metadata.annotations?.['kubectl.kubernetes.io/default-container'], 'workflow-controller');
   assert.deepEqual(live.spec.template.spec.volumes?.map((v) => v.name), ['finalizer-sweeper-config', 'finalizer-sweeper-tmp']);

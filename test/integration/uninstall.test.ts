@@ -10,19 +10,24 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { test, type TestContext } from 'node:test';
-import { loadAll } from 'js-yaml';
+import { load, loadAll } from 'js-yaml';
 import { Cluster } from '../../src/testbed/cluster.ts';
 import {
-  containerLaunch, deployment, deployPlane, kubectl, PROMETHEUS_RULE_CRD, REPO, render, run, serviceAccountKubeconfig, SERVICE_MONITOR_CRD,
+  containerLaunch, containerSettings, deployment, deployPlane, kubectl, pick, PROMETHEUS_RULE_CRD, REPO, render, run, serviceAccountKubeconfig, SERVICE_MONITOR_CRD,
   startController, useDeployPlane, type Deployment, type KubeObject,
 } from '../support/deploy.ts';
+import { argoManifests } from '../support/argo-manifests.ts';
+import { commandLines, settingsExample } from '../support/doc-examples.ts';
 import { helm, helmCommandArgs, liveController, readmeHelmCommand } from '../support/helm-chart.ts';
 
 // The Prometheus Operator's CRDs: the routes' monitoring is installed and uninstalled too.
 useDeployPlane([SERVICE_MONITOR_CRD, PROMETHEUS_RULE_CRD]);
 
+/** RESTARTED_AT is the annotation `kubectl rollout restart` sets on a pod template. */
+const RESTARTED_AT = 'kubectl.kubernetes.io/restartedAt';
+
 /** OUR_KINDS are every kind an install of ours makes, on any route, the controller's Lease included. */
-const OUR_KINDS = 'namespaces,clusterroles,clusterrolebindings,roles,rolebindings,configmaps,services,serviceaccounts,deployments,poddisruptionbudgets,leases,servicemonitors,prometheusrules';
+const OUR_KINDS = 'namespaces,clusterroles,clusterrolebindings,roles,rolebindings,configmaps,services,serviceaccounts,deployments,poddisruptionbudgets,leases,servicemonitors,prometheusrules,validatingadmissionpolicies,validatingadmissionpolicybindings';
 
 /** leftovers lists every object of OUR_KINDS, in any namespace, whose name is ours. */
 async function leftovers(): Promise<string[]> {
@@ -66,7 +71,7 @@ async function runUntilLease(t: TestContext, objects: KubeObject[], owner: Deplo
 }
 
 /** kustomizationDir writes a kustomization of repo paths to a folder of its own, deleted when the test ends. */
-async function kustomizationDir(t: TestContext, k: { namespace: string; resources: string[]; components: string[] }): Promise<string> {
+async function kustomizationDir(t: TestContext, k: { namespace: string; resources: string[]; components: string[]; configMapGenerator?: object[] }): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'finalizer-sweeper-uninstall-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
   const rel = (p: string): string => relative(dir, join(REPO, p));
@@ -74,31 +79,77 @@ async function kustomizationDir(t: TestContext, k: { namespace: string; resource
   return dir;
 }
 
-test('the sidecar on Argo\'s manifests, with kube-prometheus-stack monitoring: installed, run, uninstalled as documented, leaves nothing of ours and Argo\'s Deployment as before', async (t) => {
-  const argo = { namespace: 'argo', resources: ['test/fixtures/argo/namespace-install'], components: [] };
+/** PodSpecRefs is what a pod template names that must exist for its pod to start. */
+interface PodSpecRefs {
+  volumes?: { name: string; configMap?: { name: string; optional?: boolean }; secret?: { secretName: string; optional?: boolean } }[];
+  containers: { name: string; envFrom?: { configMapRef?: { name: string; optional?: boolean }; secretRef?: { name: string; optional?: boolean } }[] }[];
+}
+
+/** references lists the ConfigMaps and Secrets a pod template names, as `kind/name`, with whether each may be missing. */
+function references(spec: PodSpecRefs): { ref: string; optional: boolean }[] {
+  return [
+    ...(spec.volumes ?? []).flatMap((v) => [
+      ...(v.configMap ? [{ ref: `configmap/${v.configMap.name}`, optional: v.configMap.optional === true }] : []),
+      ...(v.secret ? [{ ref: `secret/${v.secret.secretName}`, optional: v.secret.optional === true }] : []),
+    ]),
+    ...spec.containers.flatMap((c) => (c.envFrom ?? []).flatMap((e) => [
+      ...(e.configMapRef ? [{ ref: `configmap/${e.configMapRef.name}`, optional: e.configMapRef.optional === true }] : []),
+      ...(e.secretRef ? [{ ref: `secret/${e.secretRef.name}`, optional: e.secretRef.optional === true }] : []),
+    ])),
+  ];
+}
+
+/** unstartable lists what a new pod of the Deployment would wait for: a ConfigMap or Secret it names, not optional, that does not exist. */
+async function unstartable(namespace: string, name: string): Promise<string[]> {
+  const { stdout } = await kubectl(['-n', namespace, 'get', 'deployment', name, '-o', 'json']);
+  const spec = (JSON.parse(stdout) as { spec: { template: { spec: PodSpecRefs } } }).spec.template.spec;
+  const missing: string[] = [];
+  for (const { ref } of references(spec).filter((r) => !r.optional)) {
+    if ((await kubectl(['-n', namespace, 'get', ref, '--ignore-not-found', '-o', 'name'])).stdout.trim() === '') missing.push(ref);
+  }
+  return missing;
+}
+
+test('the sidecar on Argo\'s own manifests (full CRDs, applied server-side as Argo says), with the documented settings and kube-prometheus-stack monitoring: installed, run, uninstalled as documented; nothing of ours left, Argo\'s Deployment as before, and a new Argo pod could start at every step', async (t) => {
+  const manifests = await argoManifests();
+  const argoUrl = 'https://github.com/argoproj/argo-workflows/manifests/namespace-install?ref=v4.1.2';
+  const documented = load(await settingsExample('Sidecar on Argo\'s manifests', 'yaml')) as { namespace: string; resources: string[]; components: string[]; configMapGenerator: object[] };
+  assert.deepEqual(documented.resources, [argoUrl]);
+  const argo = { namespace: documented.namespace, resources: [join(relative(REPO, manifests), 'namespace-install')], components: [] };
   const argoOnly = await kustomizationDir(t, argo);
   const withSweeper = await kustomizationDir(t, {
     ...argo,
     resources: [...argo.resources, 'deploy/monitoring-settings'],
-    components: ['deploy/sidecar', 'deploy/components/own-namespace', 'deploy/components/kube-prometheus-stack', 'deploy/components/dashboard'],
+    components: [...documented.components.map((c) => c.replace(/^path\/to\/finalizer-sweeper\//, '')), 'deploy/components/kube-prometheus-stack', 'deploy/components/dashboard'],
+    configMapGenerator: documented.configMapGenerator,
   });
+  // Argo's manifests bring the Workflow CRD, in full: this plane's own copy would conflict with their server-side apply.
+  await kubectl(['delete', 'crd', 'workflows.argoproj.io', '--ignore-not-found']);
   await kubectl(['create', 'namespace', 'argo']);
   t.after(() => kubectl(['delete', 'namespace', 'argo', '--ignore-not-found']));
-  await kubectl(['apply', '-k', argoOnly]);
+  await shell(`kubectl apply --server-side -k ${argoOnly}`);
+  await kubectl(['wait', '--for=condition=Established', 'crd/workflows.argoproj.io']);
   const before = await specOf('argo', 'workflow-controller');
+  assert.deepEqual(await unstartable('argo', 'workflow-controller'), [], 'Argo alone');
 
-  await kubectl(['apply', '-k', withSweeper]);
+  await shell(`kubectl apply --server-side -k ${withSweeper}`);
   const installed = loadAll((await kubectl(['kustomize', withSweeper])).stdout) as KubeObject[];
   assert.ok((await leftovers()).includes('PrometheusRule/argo/finalizer-sweeper'), 'installed');
-  await runUntilLease(t, installed, deployment(installed, 'workflow-controller'), 'argo');
+  const owner = deployment(installed, 'workflow-controller');
+  assert.deepEqual(references(owner.spec.template.spec as PodSpecRefs).filter((r) => r.ref.includes('finalizer-sweeper') && !r.optional), [], 'whatever of ours is gone, Argo\'s pod starts');
+  assert.deepEqual((await containerSettings(installed, owner)).instanceId, 'platform-east', 'the documented settings');
+  await runUntilLease(t, installed, owner, 'argo');
 
-  for (const command of await uninstallBlock('Sidecar on Argo\'s manifests')) await shell(command.replace('path/to/your/argo-kustomization', argoOnly));
+  for (const command of await uninstallBlock('Sidecar on Argo\'s manifests')) {
+    await shell(command.replace('path/to/your/argo-kustomization', argoOnly));
+    assert.deepEqual(await unstartable('argo', 'workflow-controller'), [], `after ${command}`);
+  }
 
   assert.deepEqual(await leftovers(), []);
   assert.deepEqual(await specOf('argo', 'workflow-controller'), before);
 });
 
-test('the patch route on an Argo installed without kustomize, with deploy/monitoring: installed, run, uninstalled as documented, leaves nothing of ours and Argo\'s Deployment as before', async (t) => {
+test('the patch route on an Argo installed without kustomize, with deploy/monitoring: installed, its settings changed, run, uninstalled as documented, leaves nothing of ours and Argo\'s Deployment as before', async (t) => {
   const argo = await render('test/fixtures/argo/base/workflow-controller');
   const argoObjects = argo.objects.map((o) => (o.kind === 'PriorityClass' ? o : { ...o, metadata: { ...o.metadata, namespace: 'argo' } }));
   const argoList = JSON.stringify({ apiVersion: 'v1', kind: 'List', items: argoObjects });
@@ -108,20 +159,28 @@ test('the patch route on an Argo installed without kustomize, with deploy/monito
   await kubectl(['apply', '-f', '-'], argoList);
   const before = await specOf('argo', 'workflow-controller');
   const readme = await readFile(join(REPO, 'README.md'), 'utf8');
-  const install = /### Sidecar on an existing install\n[\s\S]*?```sh\n([\s\S]*?)```/.exec(readme)?.[1]?.split('\n').filter((l) => l.startsWith('kubectl')) ?? [];
+  const install = /### Sidecar on an existing install\n[\s\S]*?```sh\n([\s\S]*?)```/.exec(readme)?.[1]?.split('\n').filter((l) => /^(kubectl|sh) /.test(l)) ?? [];
   assert.equal(install.length, 2, 'the README\'s two commands');
 
-  for (const command of [...install, 'kubectl apply -k deploy/monitoring']) await shell(command);
-  const live = JSON.parse((await kubectl(['-n', 'argo', 'get', 'deployment', 'workflow-controller', '-o', 'json'])).stdout) as Deployment;
+  for (const command of [...install, 'kubectl apply -k deploy/monitoring']) await shell(command.replace('REGISTRY', 'registry.test/platform'));
+  for (const command of commandLines(await settingsExample('Sidecar on an existing install', 'sh'))) await shell(command);
+  const live = JSON.parse((await kubectl(['-n', 'argo', 'get', 'deployment', 'workflow-controller', '-o', 'json'])).stdout) as Deployment & { spec: { template: { metadata: { annotations?: Record<string, string> } } } };
   assert.deepEqual(live.spec.template.spec.containers.map((c) => c.name), ['workflow-controller', 'finalizer-sweeper'], 'installed');
-  await runUntilLease(t, (await render('deploy/sidecar-patch')).objects, live, 'argo');
+  assert.ok(live.spec.template.metadata.annotations?.[RESTARTED_AT], 'the settings\' restart');
+  const liveObjects = [live, ...(JSON.parse((await kubectl(['-n', 'argo', 'get', 'configmaps', '-o', 'json'])).stdout) as { items: KubeObject[] }).items];
+  assert.deepEqual(pick(await containerSettings(liveObjects, live), ['instanceId', 'dryRun']), { instanceId: 'platform-east', dryRun: true });
+  await runUntilLease(t, liveObjects, live, 'argo');
 
   const uninstall = await uninstallBlock('Sidecar on an existing install');
   for (const command of uninstall) await shell(command);
-  const again = await shell(uninstall[0] ?? '');
+  const again = await shell(uninstall.find((l) => l.includes('remove-from-workflow-controller.yaml')) ?? '');
 
   assert.deepEqual(await leftovers(), []);
-  assert.deepEqual(await specOf('argo', 'workflow-controller'), before);
+  // The documented restart leaves kubectl's restartedAt on the pod template: the user's restart, not ours.
+  const after = await specOf('argo', 'workflow-controller') as { template: { metadata: { annotations?: Record<string, string> } } };
+  delete after.template.metadata.annotations?.[RESTARTED_AT];
+  if (Object.keys(after.template.metadata.annotations ?? {}).length === 0) delete after.template.metadata.annotations;
+  assert.deepEqual(after, before);
   assert.match(again.stdout, /no change/, 'the reverse patch run again changes nothing');
 });
 
@@ -142,9 +201,10 @@ test('standalone and namespaced: installed, run, uninstalled as documented, leav
 test('the Helm values: installed with the README\'s helm upgrade, uninstalled as documented, leave nothing of ours and Argo\'s Deployment as before', async (t) => {
   const install = await readmeHelmCommand();
   const uninstall = await uninstallBlock('With Argo\'s Helm chart');
-  const [argoAlone, ...rest] = uninstall;
-  assert.match(argoAlone ?? '', /^helm upgrade --install /);
-  const argoArgs = [...helmCommandArgs(argoAlone ?? ''), '--set', 'crds.install=false'];
+  const argoAlone = uninstall.find((l) => l.startsWith('helm upgrade --install '));
+  assert.ok(argoAlone, 'the block runs helm upgrade --install');
+  const [ahead, behind] = [uninstall.slice(0, uninstall.indexOf(argoAlone)), uninstall.slice(uninstall.indexOf(argoAlone) + 1)];
+  const argoArgs = [...helmCommandArgs(argoAlone), '--set', 'crds.install=false'];
   const namespace = install[install.indexOf('-n') + 1] ?? '';
   t.after(() => helm(['uninstall', 'argo-workflows', '-n', namespace, '--wait']).catch(() => undefined));
   t.after(() => kubectl(['delete', 'namespace', namespace, '--ignore-not-found']));
@@ -157,8 +217,9 @@ test('the Helm values: installed with the README\'s helm upgrade, uninstalled as
   assert.deepEqual((await liveController(namespace)).spec.template.spec.containers.map((c) => c.name), ['controller', 'finalizer-sweeper'], 'installed');
   assert.ok((await leftovers()).includes('ClusterRole/argo-workflows-finalizer-sweeper'), 'installed');
 
+  for (const command of ahead) await shell(command);
   await helm(argoArgs);
-  for (const command of rest) await shell(command);
+  for (const command of behind) await shell(command);
 
   assert.deepEqual(await leftovers(), []);
   assert.deepEqual(await specOf(namespace, name), before);

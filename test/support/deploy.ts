@@ -12,6 +12,7 @@ import { after, before, type TestContext } from 'node:test';
 import { loadAll } from 'js-yaml';
 import yargs from 'yargs';
 import { defineControllerOptions, resolveSettings } from '../../src/config/index.ts';
+import { unknownVariables } from '../../src/config/environment.ts';
 import { parseConfigText } from '../../src/config/file.ts';
 import type { Settings } from '../../src/config/settings.ts';
 import { startControlPlane, type ControlPlane } from '../../src/testbed/control-plane.ts';
@@ -65,6 +66,7 @@ export interface Container {
   name: string;
   args?: string[];
   env?: { name: string; value?: string; valueFrom?: { fieldRef?: { fieldPath: string } } }[];
+  envFrom?: { prefix?: string; configMapRef?: { name: string; optional?: boolean } }[];
   ports?: { name?: string; containerPort: number }[];
   securityContext?: Record<string, unknown>;
   volumeMounts?: { name: string; mountPath: string }[];
@@ -77,7 +79,7 @@ export interface Deployment extends KubeObject {
       spec: {
         serviceAccountName?: string;
         containers: Container[];
-        volumes?: { name: string; configMap?: { name: string } }[];
+        volumes?: { name: string; configMap?: { name: string; optional?: boolean }; secret?: { secretName: string; optional?: boolean } }[];
       };
     };
   };
@@ -332,19 +334,28 @@ export interface Launch {
 
 /**
  * containerLaunch reads our container as the kubelet would run it: args as written, environment
- * with field references resolved, and the config file it mounts, taken from the rendered ConfigMap.
+ * from the envFrom ConfigMaps (an optional one absent gives none) under the variables of env,
+ * field references resolved, and the config file it mounts, taken from the rendered ConfigMap.
  */
 export function containerLaunch(objects: KubeObject[], owner: Deployment): Launch {
   const container = ourContainer(owner);
   const fieldValues: Record<string, string> = { 'metadata.namespace': owner.metadata.namespace ?? '' };
-  const env = Object.fromEntries(
-    (container.env ?? []).map((e) => {
+  const fromConfigMaps = (container.envFrom ?? []).flatMap((source) => {
+    const ref = source.configMapRef;
+    assert.ok(ref, 'only configMapRef is resolved here');
+    const map = objects.find((o) => o.kind === 'ConfigMap' && o.metadata.name === ref.name) as (KubeObject & { data?: Record<string, string> }) | undefined;
+    assert.ok(map !== undefined || ref.optional === true, `envFrom ConfigMap ${ref.name} should be rendered, or optional`);
+    return Object.entries(map?.data ?? {}).map(([key, value]) => [`${source.prefix ?? ''}${key}`, value]);
+  });
+  const env = Object.fromEntries([
+    ...fromConfigMaps,
+    ...(container.env ?? []).map((e) => {
       const field = e.valueFrom?.fieldRef?.fieldPath;
       const value = field === undefined ? e.value : fieldValues[field];
       assert.ok(value !== undefined, `env ${e.name}: only values and metadata.namespace are resolved here`);
       return [e.name, value];
     }),
-  );
+  ]);
   const configPath = (container.args ?? []).find((a) => a.startsWith('--config='))?.slice('--config='.length) ?? '';
   const mount = container.volumeMounts?.find((m) => configPath.startsWith(`${m.mountPath}/`));
   assert.ok(mount, `--config=${configPath} should lie in a mounted volume`);
@@ -369,6 +380,9 @@ export async function containerSettings(objects: KubeObject[], owner: Deployment
       throw err ?? new Error(message);
     })
     .parseAsync();
+  // The CLI refuses an unknown variable before it loads the settings.
+  const unknown = unknownVariables(launch.env);
+  if (unknown !== null) throw new Error(unknown);
   const file = parseConfigText(launch.configText, launch.configPath);
   return resolveSettings({ argv, env: launch.env, command: 'controller', file });
 }

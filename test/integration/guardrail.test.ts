@@ -23,14 +23,18 @@ import { contextOf, SERVICE_ACCOUNTS } from '../../src/testbed/control-plane-fil
 import { ARGO_FINALIZER, COMPLETED_LABEL, newPod, newWorkflow, type PodObject } from '../../src/testbed/fixtures.ts';
 import { runCli } from '../support/cli.ts';
 import { STAMPED_ANNOTATION, STAMPED_LABEL, stampPodUpdates } from '../support/deny-webhook.ts';
+import { renderChart } from '../support/helm-chart.ts';
 import { startControlPlane, type ControlPlane } from '../../src/testbed/control-plane.ts';
 import { loadWorkflowCrd } from '../../src/testbed/crds.ts';
 
 const REPO = join(import.meta.dirname, '..', '..');
 const COMPONENT = 'deploy/components/guardrail';
 const POLICY = 'finalizer-sweeper-guardrail';
-/** DENIED is how the API server words a refusal by this policy (k8s.io/apiserver .../policy/validating/dispatcher.go). */
-const DENIED = (policy = POLICY) => `ValidatingAdmissionPolicy '${policy}' with binding '${policy}' denied request: `;
+/**
+ * DENIED is how the API server words a refusal by one of the guardrail's policies, ours or another
+ * install's copy under a prefix (k8s.io/apiserver .../policy/validating/dispatcher.go).
+ */
+const DENIED = /ValidatingAdmissionPolicy '([a-z0-9-]*finalizer-sweeper-guardrail)' with binding '\1' denied request: /;
 /** Argo's accounts the component names by default: Argo's manifests, and the community chart's release argo-workflows in namespace argo. */
 const ARGO_MANIFESTS = 'system:serviceaccount:argo:argo';
 const ARGO_CHART = 'system:serviceaccount:argo:argo-workflows-workflow-controller';
@@ -58,6 +62,8 @@ interface KubeObject {
 
 type Who = 'ours' | 'tenant' | 'jane' | 'admin' | 'node' | 'argoManifests' | 'argoChart' | 'argoElsewhere' | 'prefixed' | 'breakGlass';
 const clients = new Map<Who, ApiClient>();
+/** impersonate makes a client of the admin impersonating `user` (and `group`). */
+let impersonate: (user: string, group?: string) => ApiClient;
 let plane: ControlPlane;
 let cluster: Cluster;
 let ns: string;
@@ -73,6 +79,7 @@ before(async () => {
     if (group !== undefined) headers['Impersonate-Group'] = group;
     return new ApiClient({ server: plane.server, tls: { ca: Buffer.from(plane.caData, 'base64').toString('utf8') }, headers: async () => headers }, { maxSockets: 4 });
   };
+  impersonate = (user, group) => client(plane.token, user, group);
   const sa = (context: string) => plane.serviceAccountTokens.get(context) ?? '';
   clients.set('ours', client(sa(OURS)));
   clients.set('tenant', client(sa(TENANT)));
@@ -216,7 +223,7 @@ for (const forged of FORGED) {
 
     assert.ok(err instanceof ApiError, `${forged.name}: should be refused`);
     assert.equal(err.status, 403, err.message);
-    assert.ok(err.message.includes(DENIED()) || err.message.includes(DENIED(`team-${POLICY}`)), err.message);
+    assert.match(err.message, DENIED);
     assert.match(denial(err), forged.says);
     const now = await cluster.getPod(ns, pod.metadata.name);
     assert.equal(now?.metadata.resourceVersion, pod.metadata.resourceVersion, 'nothing was written');
@@ -273,6 +280,40 @@ for (const [who, what] of [['argoManifests', 'Argo\'s manifests\' account (defau
     assert.equal((await cluster.getPod(ns, other.metadata.name))?.metadata.finalizers, undefined);
   });
 }
+
+test('Helm: with finalizerSweeper.guardrail=true the fragment renders the component\'s policy and grants the chart\'s controller account, computed from the release, which then removes ours', async (t) => {
+  const off = await renderChart({ name: 'wf', namespace: 'argo-h2' });
+  const chart = await renderChart({ name: 'wf', namespace: 'argo-h2' }, ['--set', 'finalizerSweeper.guardrail=true']);
+  const guardrail = chart.all.filter((o) => o.metadata.labels?.['app.kubernetes.io/component'] === 'guardrail');
+  const account = chart.controller.spec.template.spec.serviceAccountName ?? '';
+
+  assert.equal(off.all.filter((o) => o.metadata.labels?.['app.kubernetes.io/component'] === 'guardrail').length, 0, 'off by default');
+  assert.deepEqual(guardrail.map((o) => [o.kind, o.metadata.name, o.metadata.namespace]).sort(), [
+    ['ClusterRole', 'wf-finalizer-sweeper-guardrail-argo', undefined],
+    ['ClusterRoleBinding', 'wf-finalizer-sweeper-guardrail-argo', undefined],
+    ['ValidatingAdmissionPolicy', 'wf-finalizer-sweeper-guardrail', undefined],
+    ['ValidatingAdmissionPolicyBinding', 'wf-finalizer-sweeper-guardrail', undefined],
+  ]);
+  const component = loadAll(await readFile(join(REPO, COMPONENT, 'policy.yaml'), 'utf8'))[0] as KubeObject;
+  assert.deepEqual(guardrail.find((o) => o.kind === 'ValidatingAdmissionPolicy')?.['spec'], component['spec']);
+  assert.deepEqual(guardrail.find((o) => o.kind === 'ClusterRoleBinding')?.['subjects'], [{ kind: 'ServiceAccount', name: account, namespace: 'argo-h2' }]);
+
+  await kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: guardrail }));
+  const argo = impersonate(`system:serviceaccount:argo-h2:${account}`);
+  t.after(() => argo.close());
+  const pod = await podWith([ARGO_FINALIZER, FOREIGN_B]);
+  const removed = await cluster.waitFor(async () => {
+    try {
+      await argo.request({ method: 'PATCH', path: `/api/v1/namespaces/${ns}/pods/${pod.metadata.name}`, body: removal(pod).body, contentType: MERGE });
+      return true;
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 403) return false; // until the API server's RBAC cache has the new binding
+      throw err;
+    }
+  }, 30_000, 'the chart\'s account to be granted');
+  assert.ok(removed);
+  assert.deepEqual((await cluster.getPod(ns, pod.metadata.name))?.metadata.finalizers, [FOREIGN_B]);
+});
 
 test('accepted: a member of the break-glass group removing every finalizer of a Terminating pod', async () => {
   const pod = await podWith([ARGO_FINALIZER, FOREIGN_B], true);
@@ -341,10 +382,10 @@ test('explain names the policy when its dry run is refused by it, and reports it
 
   const refused = (JSON.parse(asAdmin.stdout) as PodReport).ours?.patch;
   assert.equal(refused?.result, 'denied-by-policy', asAdmin.stdout);
-  assert.ok([POLICY, `team-${POLICY}`].includes(refused.policy), refused.policy);
+  assert.match(refused.policy, /^[a-z0-9-]*finalizer-sweeper-guardrail$/);
   assert.match(refused.denial, NOT_LISTED('admin'));
   assert.deepEqual((JSON.parse(asOurs.stdout) as PodReport).ours?.patch, { result: 'accepted' });
-  assert.match(text.stdout, /patch dry run: denied by the ValidatingAdmissionPolicy "(team-)?finalizer-sweeper-guardrail" \(binding "(team-)?finalizer-sweeper-guardrail"\): user "admin" may not remove/);
+  assert.match(text.stdout, /patch dry run: denied by the ValidatingAdmissionPolicy "([a-z0-9-]*finalizer-sweeper-guardrail)" \(binding "\1"\): user "admin" may not remove/);
 });
 
 test('status names Argo\'s account when the guardrail leaves it out, and each account it names that does not exist', async () => {
@@ -366,11 +407,12 @@ test('status names Argo\'s account when the guardrail leaves it out, and each ac
   const ours = report.installs.find((i) => i.install.namespace === 'finalizer-sweeper');
   assert.ok(ours !== undefined, run.stdout);
   assert.deepEqual(ours.problems.filter((p) => p.includes('guardrail')).map((p) => /runs as ServiceAccount (\S+),/.exec(p)?.[1]), ['argo-x/unlisted']);
-  // Each install's grant names the chart's default account, and ours the docs' example too: one warning per binding.
+  // Each kustomize install's grant names the chart's default account, ours the docs' example too, and the Helm test's its release's: one warning per binding.
   assert.deepEqual(ours.warnings.filter((w) => w.includes('guardrail')).map((w) => /ClusterRoleBinding (\S+) names ServiceAccount (\S+),/.exec(w)?.slice(1).join(' ')).sort(), [
     'finalizer-sweeper-guardrail-argo argo-h/argo-workflows-workflow-controller',
     'finalizer-sweeper-guardrail-argo argo/argo-workflows-workflow-controller',
     'team-finalizer-sweeper-guardrail-argo argo/argo-workflows-workflow-controller',
+    'wf-finalizer-sweeper-guardrail-argo argo-h2/wf-argo-workflows-workflow-controller',
   ]);
   assert.equal(run.code, 1);
 });
@@ -471,11 +513,8 @@ async function send(who: Who, method: 'PATCH' | 'PUT', pod: PodObject | string, 
 
 /** denial is what the policy said, after the API server's words that name it. */
 function denial(err: ApiError): string {
-  for (const prefix of [DENIED(), DENIED(`team-${POLICY}`)]) {
-    const at = err.message.indexOf(prefix);
-    if (at >= 0) return err.message.slice(at + prefix.length);
-  }
-  return '';
+  const m = DENIED.exec(err.message);
+  return m === null ? '' : err.message.slice(m.index + m[0].length);
 }
 
 /**

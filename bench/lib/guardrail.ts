@@ -1,23 +1,24 @@
 // The guardrail (deploy/components/guardrail) put in force and lifted on a benchmark's control
-// plane: its objects read from the component's own files (rendered without a `namespace:`,
-// kustomize leaves them as written: test/integration/guardrail.test.ts checks that rendering),
-// and each change waited out with a probe, since the API server loads policies, bindings and
-// their parameters asynchronously.
+// plane, which must authorize with RBAC, since the guardrail asks RBAC who may remove the
+// finalizer: its objects read from the component's own files (rendered without a `namespace:`,
+// kustomize leaves them as written), and each change waited out with a probe, since the API
+// server loads policies and bindings asynchronously. grantAccounts gives the benchmark's accounts
+// what the flavours' RBAC gives ours (deploy/base/clusterrole.yaml, with the component's
+// remove-only rule) and a tenant's (pods, get and patch), guarded or not.
 //
-// Lifting it deletes the binding alone: the policy and its ConfigMap stay, as in a cluster where
-// they are created once. Deleting and re-creating the ConfigMap between runs left the API
-// server's cache without it well after the probe passed on a loaded machine, and 1.37 then reads
-// it directly with a one-second timeout and refuses the request when that read times out
-// ("failed to configure binding: ... context deadline exceeded", seen at a load average of 20).
+// Lifting it deletes the binding alone: the policy and Argo's grant stay, as in a cluster where
+// they are created once.
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { load } from 'js-yaml';
+import { load, loadAll } from 'js-yaml';
 import { ApiError } from '../../src/testbed/http.ts';
 import type { Cluster } from '../../src/testbed/cluster.ts';
 import { ARGO_FINALIZER, newPod } from '../../src/testbed/fixtures.ts';
 import { createNamespace } from './populate.ts';
 
 const COMPONENT = new URL('../../deploy/components/guardrail/', import.meta.url);
+const OUR_ROLE = new URL('../../deploy/base/clusterrole.yaml', import.meta.url);
+const RBAC = '/apis/rbac.authorization.k8s.io/v1';
 const ADMISSION = '/apis/admissionregistration.k8s.io/v1';
 const MERGE = 'application/merge-patch+json';
 const PROBE = 'guardrail-probe';
@@ -40,14 +41,9 @@ export class Guardrail {
     this.#namespace = namespace;
   }
 
-  /** on creates what is missing of the policy, its parameters and its binding, and resolves once the API server enforces them. */
+  /** on creates what is missing of the policy, its binding and Argo's grant, and resolves once the API server enforces them. */
   async on(): Promise<void> {
-    for (const m of await manifests()) {
-      if (m.metadata.namespace !== undefined) await createNamespace(this.#admin, m.metadata.namespace);
-      await this.#admin.client.call('POST', collection(m), m).catch((err: unknown) => {
-        if (!(err instanceof ApiError && err.status === 409)) throw err;
-      });
-    }
+    for (const m of await manifests()) await create(this.#admin, m);
     await this.#until(true);
   }
 
@@ -61,7 +57,7 @@ export class Guardrail {
 
   /**
    * #until probes with a dry run (nothing written) of a removal by the prober: refused by the
-   * policy, with the message that reads its ConfigMap, once it is in force; accepted once lifted.
+   * policy once it is in force; accepted once lifted.
    */
   async #until(enforced: boolean): Promise<void> {
     if ((await this.#admin.getPod(this.#namespace, PROBE)) === null) {
@@ -71,15 +67,41 @@ export class Guardrail {
     const refused = (): Promise<boolean> =>
       this.#prober.client.call('PATCH', path, { metadata: { finalizers: null } }, MERGE).then(
         () => false,
-        (err: unknown) => err instanceof ApiError && err.status === 403 && err.message.includes("ValidatingAdmissionPolicy 'finalizer-sweeper-guardrail'") && err.message.includes('ConfigMap'),
+        (err: unknown) => err instanceof ApiError && err.status === 403 && err.message.includes("ValidatingAdmissionPolicy 'finalizer-sweeper-guardrail'"),
       );
     await this.#admin.waitFor(async () => (await refused()) === enforced, 60_000, enforced ? 'the guardrail to be enforced' : 'the guardrail to be lifted');
   }
 }
 
+/**
+ * grantAccounts binds `sweeper` (namespace and name of a service account) to our ClusterRole with
+ * the guardrail's remove-only rule, and `tenant` to getting and patching pods, which the prober
+ * needs to reach the policy at all.
+ */
+export async function grantAccounts(admin: Cluster, sweeper: { namespace: string; name: string }, tenant: { namespace: string; name: string }): Promise<void> {
+  const ours = load(await readFile(OUR_ROLE, 'utf8')) as { rules: object[] };
+  const removeOnly = (load(await readFile(new URL('remove-only.yaml', COMPONENT), 'utf8')) as Array<{ value: object }>)[0]?.value;
+  const grant = (name: string, rules: object[], sa: { namespace: string; name: string }): Manifest[] => [
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name }, rules } as Manifest,
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name }, subjects: [{ kind: 'ServiceAccount', ...sa }] } as Manifest,
+  ];
+  for (const m of [
+    ...grant('bench-finalizer-sweeper', [...ours.rules, ...(removeOnly === undefined ? [] : [removeOnly])], sweeper),
+    ...grant('bench-tenant-pods', [{ apiGroups: [''], resources: ['pods'], verbs: ['get', 'patch'] }], tenant),
+  ]) await create(admin, m);
+}
+
+async function create(admin: Cluster, m: Manifest): Promise<void> {
+  if (m.metadata.namespace !== undefined) await createNamespace(admin, m.metadata.namespace);
+  await admin.client.call('POST', collection(m), m).catch((err: unknown) => {
+    if (!(err instanceof ApiError && err.status === 409)) throw err;
+  });
+}
+
 async function manifests(): Promise<Manifest[]> {
   const kustomization = load(await readFile(new URL('kustomization.yaml', COMPONENT), 'utf8')) as { resources: string[] };
-  return Promise.all(kustomization.resources.map(async (file) => load(await readFile(fileURLToPath(new URL(file, COMPONENT)), 'utf8')) as Manifest));
+  const files = await Promise.all(kustomization.resources.map(async (file) => loadAll(await readFile(fileURLToPath(new URL(file, COMPONENT)), 'utf8')) as Manifest[]));
+  return files.flat();
 }
 
 function collection(m: Manifest): string {
@@ -88,8 +110,10 @@ function collection(m: Manifest): string {
       return `${ADMISSION}/validatingadmissionpolicies`;
     case 'ValidatingAdmissionPolicyBinding':
       return `${ADMISSION}/validatingadmissionpolicybindings`;
-    case 'ConfigMap':
-      return `/api/v1/namespaces/${m.metadata.namespace ?? 'default'}/configmaps`;
+    case 'ClusterRole':
+      return `${RBAC}/clusterroles`;
+    case 'ClusterRoleBinding':
+      return `${RBAC}/clusterrolebindings`;
     default:
       throw new Error(`deploy/components/guardrail: unexpected ${m.kind}`);
   }

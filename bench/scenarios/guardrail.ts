@@ -9,13 +9,14 @@ import { runCeiling } from '../contenders/ceiling.ts';
 import { DEFAULTS, startController } from '../contenders/sweeper.ts';
 import { meterProcesses, perThousand } from '../lib/cpu.ts';
 import { APF_PLANE, SWEEPER, TENANT } from '../lib/env.ts';
-import { Guardrail } from '../lib/guardrail.ts';
+import { grantAccounts, Guardrail } from '../lib/guardrail.ts';
 import { withOrphans, PODS_PER_WORKFLOW } from '../lib/orphan-set.ts';
 import { createNamespace, deleteWorkflows } from '../lib/populate.ts';
 import type { Scrape } from '../lib/prom.ts';
 import { fig, goal, type Row } from '../lib/result.ts';
 import { percentile, ratePerSecond } from '../lib/stats.ts';
 import { Cluster } from '../../src/testbed/cluster.ts';
+import { SERVICE_ACCOUNTS } from '../../src/testbed/control-plane-files.ts';
 import { scaled, type ClusterScenario, type ScenarioContext } from './scenario.ts';
 
 const WORKFLOWS = 50;
@@ -37,13 +38,15 @@ export const guardrail: ClusterScenario = {
   id: 13,
   key: 'guardrail',
   title: 'The guardrail',
-  plane: APF_PLANE,
+  // RBAC: the guardrail asks it who may remove the finalizer.
+  plane: { ...APF_PLANE, authorization: 'RBAC' },
   async run(ctx, out) {
     const workflows = scaled(WORKFLOWS, ctx.scale, 2);
     out.size = { pods: workflows * PODS_PER_WORKFLOW, Workflows: workflows };
     const token = ctx.env.plane.serviceAccountTokens.get(TENANT) ?? '';
     const tenant = new Cluster({ server: ctx.env.plane.server, caData: ctx.env.plane.caData, token });
     await createNamespace(ctx.env.cluster, 's13-probe');
+    await grantAccounts(ctx.env.cluster, SERVICE_ACCOUNTS[0], SERVICE_ACCOUNTS[1]);
     const policy = new Guardrail(ctx.env.cluster, tenant, 's13-probe');
     const runs: Run[] = [];
     try {
@@ -66,9 +69,9 @@ export const guardrail: ClusterScenario = {
       out.goals.push(goal(`${r.label}: every removal accepted, none refused`, r.refused, 'refused', (v) => v === 0 && r.removed === r.pods));
     }
     out.notes.push(
-      `Each row is a fresh namespace of ${workflows} Workflows with ${PODS_PER_WORKFLOW} pods each, the Workflows deleted first, on one control plane. The policy and its ConfigMap are created before the first guarded row and stay; its binding is created before each guarded row and deleted after it (an unbound policy is not evaluated), each time waited out with a probe, since the API server loads them asynchronously.`,
+      `Each row is a fresh namespace of ${workflows} Workflows with ${PODS_PER_WORKFLOW} pods each, the Workflows deleted first, on one control plane. The policy and Argo's grant are created before the first guarded row and stay; its binding is created before each guarded row and deleted after it (an unbound policy is not evaluated), each time waited out with a probe, since the API server loads them asynchronously.`,
       `The loop is scenario 1's ceiling at concurrency ${CONCURRENCY}: one metadata-only JSON merge patch per pod (finalizers and resourceVersion), timed from sending to the answer drained; it fails outright on a refusal. The controller runs with its defaults but --events none, so that its only patches are the removals; its patch latency is the mean of finalizer_sweeper_api_request_duration_seconds{verb="patch"}, and a refusal counts in finalizer_sweeper_removals_total{result="failed"}.`,
-      `Both run as a service account (${SWEEPER}), the account the guardrail's parameters name by default; the server runs with ${APF_PLANE.apiserverArgs?.join(' ')}.`,
+      `Both run as a service account (${SWEEPER}) bound to our ClusterRole with the guardrail's remove-only rule, as the flavours bind it; the server authorizes with RBAC, which the guardrail asks, and runs with ${APF_PLANE.apiserverArgs?.join(' ')}.`,
     );
   },
 };

@@ -9,7 +9,7 @@
 // The image is deploy/Dockerfile's default (distroless) stage built on the local stand-ins for its
 // base images (src/testbed/images.ts), since no container registry is reachable here. An arch
 // that cannot be built is said, with why, and the exit code is 1; the others are still produced.
-import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ARCHES, buildImage, ensureBaseImages, nodeVersionForImages, type Arch } from '../testbed/images.ts';
@@ -38,8 +38,13 @@ if (notes === null) {
   process.stderr.write(`release: CHANGELOG.md has no entry "## [${version}] - YYYY-MM-DD" for the version in package.json: write it first (docs/releasing.md)\n`);
   process.exit(2);
 }
+// The default folder is the script's own and made afresh; one given with --out must be new or empty.
 const out = values.out ?? join(REPO, 'release', version);
-await rm(out, { recursive: true, force: true });
+if (values.out === undefined) await rm(out, { recursive: true, force: true });
+else if ((await readdir(out).catch(() => [])).length > 0) {
+  process.stderr.write(`release: --out ${out} is not empty: give a new or empty folder\n`);
+  process.exit(2);
+}
 await mkdir(out, { recursive: true });
 await writeFile(join(out, 'RELEASE-NOTES.md'), notes);
 

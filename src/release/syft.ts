@@ -2,7 +2,7 @@
 // scanners read), which catalogues an image from its filesystem: Debian packages from dpkg's
 // status, the npm packages under node_modules from their package.json files, and binaries such as
 // node by their contents. It is a Go program that no Debian package carries for bookworm, so it is
-// built once from Go modules, like helm (about 6 minutes cold on 2 cores, then cached), and
+// built once from Go modules, like helm (8 minutes cold here on 2 busy cores, then cached), and
 // reads the OCI archive itself: no daemon, no registry.
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';

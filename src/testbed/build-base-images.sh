@@ -74,15 +74,17 @@ log "fetching $node_pkg@$node_version and npm@$npm_major from the npm registry"
 mkdir "$work/node" "$work/npm"
 tar -xzf "$work"/"$node_pkg"-*.tgz -C "$work/node" --strip-components=1 package/bin/node
 tar -xzf "$work"/npm-*.tgz -C "$work/npm" --strip-components=1
-"$work/node/bin/node" --version >/dev/null
 
 # The distroless root takes its packages from the .debs debootstrap just downloaded, so that both
 # images hold the same Debian versions. dpkg-deb -x unpacks files only: no maintainer script runs.
+# Each package's control fields go to /var/lib/dpkg/status.d/, as distroless records them, so that
+# an SBOM generator reading the image (syft) finds them.
 log "assembling the distroless root"
-mkdir -p "$distroless"
+mkdir -p "$distroless/var/lib/dpkg/status.d"
 for pkg in base-files tzdata gcc-12-base libgcc-s1 libc6 libstdc++6; do
   deb=$(ls "$slim"/var/cache/apt/archives/"${pkg}"_*.deb)
   dpkg-deb -x "$deb" "$distroless"
+  { dpkg-deb -f "$deb"; printf 'Status: install ok installed\n'; } >"$distroless/var/lib/dpkg/status.d/$pkg"
 done
 install -d -m 0755 "$distroless/nodejs/bin" "$distroless/etc"
 install -m 0755 "$work/node/bin/node" "$distroless/nodejs/bin/node"
@@ -112,6 +114,8 @@ mkdir -p "$slim/usr/local/lib/node_modules"
 mv "$work/npm" "$slim/usr/local/lib/node_modules/npm"
 ln -s ../lib/node_modules/npm/bin/npm-cli.js "$slim/usr/local/bin/npm"
 ln -s ../lib/node_modules/npm/bin/npx-cli.js "$slim/usr/local/bin/npx"
+# Run inside the root, where its loader is: under emulation for another arch than the machine's.
+chroot "$slim" /usr/local/bin/node --version >/dev/null
 
 path=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 import() {

@@ -52,6 +52,6 @@ test('a refused read and a Secret are left out and said so', async () => {
 
   assert.ok(!('problem' in launch));
   assert.equal(launch.unresolved.length, 2);
-  assert.match(launch.unresolved[0] ?? '', /^envFrom ConfigMap argo\/finalizer-sweeper-settings: .*get configmaps.*leave it out$/);
-  assert.equal(launch.unresolved[1], 'envFrom Secret tokens is not read; the settings assume none of its variables');
+  assert.match(launch.unresolved[0] ?? '', /^the variables of ConfigMap argo\/finalizer-sweeper-settings \(envFrom\): .*get configmaps.*leave them out$/);
+  assert.equal(launch.unresolved[1], 'the variables of Secret tokens (envFrom) are not read; the settings assume none of them');
 });

@@ -35,14 +35,14 @@ export async function launchWithEnvFrom(client: ApiClient, install: FoundInstall
   for (const source of sources) {
     const ref = source.configMapRef;
     if (ref === undefined) {
-      unresolved.push(`envFrom ${source.secretRef === undefined ? 'source' : `Secret ${source.secretRef.name}`} is not read; the settings assume none of its variables`);
+      unresolved.push(`the variables of ${source.secretRef === undefined ? 'an envFrom source' : `Secret ${source.secretRef.name} (envFrom)`} are not read; the settings assume none of them`);
       continue;
     }
     try {
       const cm = await client.request<{ data?: Record<string, string> }>({ method: 'GET', path: `/api/v1/namespaces/${encodeURIComponent(ns)}/configmaps/${encodeURIComponent(ref.name)}`, signal, verb: 'get', subject: { group: '', resource: 'configmaps', name: ref.name } });
       for (const [key, value] of Object.entries(cm.data ?? {})) env[`${source.prefix ?? ''}${key}`] = value;
     } catch (err) {
-      if (!isNotFound(err)) unresolved.push(`envFrom ConfigMap ${ns}/${ref.name}: ${refusal(err, 'get configmaps')}; the settings shown leave it out`);
+      if (!isNotFound(err)) unresolved.push(`the variables of ConfigMap ${ns}/${ref.name} (envFrom): ${refusal(err, 'get configmaps')}; the settings shown leave them out`);
       else if (ref.optional !== true) return { problem: `ConfigMap ${ns}/${ref.name} does not exist: the pod cannot take its environment from it` };
     }
   }

@@ -6,8 +6,9 @@
 //
 // The metrics are those of one replica, the leader when the Lease names a pod of the install:
 // through the API server's pod proxy (get pods/proxy), else through the Service proxy of
-// finalizer-sweeper-metrics, the Service every route creates (get services/proxy), else from
-// --metrics-url, when the operator reaches the port some other way (`kubectl port-forward`).
+// finalizer-sweeper-metrics (with the install's namePrefix), the Service every route creates (get
+// services/proxy), else from --metrics-url, when the operator reaches the port some other way
+// (`kubectl port-forward`).
 
 import { podListSelector, type Settings } from '../config/settings.ts';
 import type { ApiClient } from '../kube/client.ts';
@@ -20,6 +21,7 @@ import { REPORTING_CONTROLLER } from '../events/start.ts';
 import { refusal, messageOf } from '../explain/refusal.ts';
 import { CONTAINER_NAME, findInstalls, type Deployment, type FoundInstall } from './find-installs.ts';
 import { readGuardrail } from './guardrail-accounts.ts';
+import { metricsServicesOf, readBindingCollision } from './install-names.ts';
 import { launchWithEnvFrom } from './env-from.ts';
 import { settingsOf } from './install-settings.ts';
 import { installMetrics, type InstallMetrics } from './install-metrics.ts';
@@ -27,8 +29,6 @@ import { parseMetricsText } from './metrics-text.ts';
 import { latestEvents, reportedBy, type StatusEvent } from './status-events.ts';
 import { podOf, type InstallEvidence, type LeaseEvidence, type PodEvidence, type SelectionEvidence } from './status-report.ts';
 
-/** METRICS_SERVICE is the Service every install route puts in front of the metrics port, its port named `metrics`. */
-export const METRICS_SERVICE = 'finalizer-sweeper-metrics';
 /** Status reads go at the budget's default lane: nothing else runs beside them. */
 const LIST_LIMIT = 500;
 const METRICS_TIMEOUT_MS = 10_000;
@@ -94,6 +94,9 @@ async function readInstall(client: ApiClient, install: FoundInstall, d: Deployme
     }
   }
 
+  // Only a cluster-wide install has a ClusterRoleBinding that another could take.
+  const account = { namespace: ns, name: d.spec?.template?.spec?.serviceAccountName || 'default' };
+  const bindingCollision = settings?.namespaces.length === 0 ? await readBindingCollision(client, install.deployment, account, unchecked, signal) : null;
   const pods = await readPods(client, d, unchecked, signal);
   const lease = settings?.leaderElect === true ? await readLease(client, settings, unchecked) : null;
   const selection = settings === null ? null : await readSelection(client, settings, unchecked, signal);
@@ -116,6 +119,7 @@ async function readInstall(client: ApiClient, install: FoundInstall, d: Deployme
     metrics,
     events,
     unchecked,
+    bindingCollision,
   };
 }
 
@@ -205,7 +209,7 @@ async function readMetrics(
   const pod = pods?.find((p) => p.name === holder) ?? pods?.find((p) => p.ours?.running === true) ?? pods?.[0];
   const tries: { from: string; path: string; verb: string }[] = [];
   if (pod !== undefined) tries.push({ from: `pod ${install.namespace}/${pod.name} (API server's pod proxy)`, path: `/api/v1/namespaces/${ns}/pods/${encodeURIComponent(`${pod.name}:${port}`)}/proxy/metrics`, verb: 'get pods/proxy' });
-  tries.push({ from: `Service ${install.namespace}/${METRICS_SERVICE} (API server's service proxy)`, path: `/api/v1/namespaces/${ns}/services/${METRICS_SERVICE}:metrics/proxy/metrics`, verb: 'get services/proxy' });
+  for (const service of metricsServicesOf(install.deployment)) tries.push({ from: `Service ${install.namespace}/${service} (API server's service proxy)`, path: `/api/v1/namespaces/${ns}/services/${service}:metrics/proxy/metrics`, verb: 'get services/proxy' });
   const failures: string[] = [];
   for (const t of tries) {
     try {

@@ -66,6 +66,8 @@ export interface InstallEvidence {
   unchecked: string[];
   /** The guardrail's accounts, read once for every install (guardrail-accounts.ts); absent when not read. */
   guardrail?: GuardrailEvidence;
+  /** How another install took this one's ClusterRoleBinding (install-names.ts); null or absent when none did. */
+  bindingCollision?: string | null;
 }
 
 /** InstallReport is one install's part of the report; `--output json` prints it as is. */
@@ -118,6 +120,7 @@ export function buildInstallReport(e: InstallEvidence): InstallReport {
   const problems: string[] = [];
   const warnings: string[] = [];
   if (e.settingsProblem !== null) problems.push(`its settings do not load, so the controller cannot start: ${e.settingsProblem}`);
+  if (e.bindingCollision != null) problems.push(e.bindingCollision);
   // Before the readiness it explains: a controller refused on the owner kind exits 2 at start, unready after.
   if (e.selection?.wrongOwnerKind != null) problems.push(`its owner kind is wrong, so it frees no pod on its owner's word: ${e.selection.wrongOwnerKind}`);
 

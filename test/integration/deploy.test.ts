@@ -460,7 +460,7 @@ test('the example overlay sets every setting a user must choose from their own k
   const { objects } = await render(OVERLAY);
   const settings = loadAll(await readFile(join(REPO, OVERLAY, 'finalizer-sweeper-monitoring.yaml'), 'utf8'))[0] as MonitoringSettings;
   const defaults = loadAll(await readFile(join(REPO, MONITORING_SETTINGS, 'finalizer-sweeper-monitoring.yaml'), 'utf8'))[0] as MonitoringSettings;
-  const namespace = (load(await readFile(join(REPO, OVERLAY, 'kustomization.yaml'), 'utf8')) as { namespace: string }).namespace;
+  const { namespace, namePrefix: prefix } = load(await readFile(join(REPO, OVERLAY, 'kustomization.yaml'), 'utf8')) as { namespace: string; namePrefix: string };
   const pages = await runbookPages();
 
   // The overlay's values differ from the defaults, so that a value not taken cannot pass.
@@ -472,15 +472,17 @@ test('the example overlay sets every setting a user must choose from their own k
   const clusterScoped = new Set(['Namespace', 'ClusterRole', 'ClusterRoleBinding']);
   for (const o of objects) assert.equal(o.metadata.namespace, clusterScoped.has(o.kind) ? undefined : namespace, `${o.kind}/${o.metadata.name}`);
   assert.deepEqual(objects.filter((o) => o.kind === 'Namespace').map((o) => o.metadata.name), [namespace]);
-  assert.deepEqual(objects.filter((o) => o.kind.endsWith('RoleBinding')).map((o) => o['subjects']), Array(2).fill([{ kind: 'ServiceAccount', name: 'finalizer-sweeper', namespace }]));
-  assert.deepEqual(summary(objects).filter((s) => /^(ServiceMonitor|PrometheusRule|ConfigMap\/[^/]+\/finalizer-sweeper-dashboard)/.test(s)), [
-    `ConfigMap/${namespace}/finalizer-sweeper-dashboard`, `PrometheusRule/${namespace}/finalizer-sweeper`, `ServiceMonitor/${namespace}/finalizer-sweeper`,
+  assert.deepEqual(objects.filter((o) => o.kind.endsWith('RoleBinding')).map((o) => o['subjects']), Array(2).fill([{ kind: 'ServiceAccount', name: `${prefix}finalizer-sweeper`, namespace }]));
+  // The prefix: on every name, the cluster-wide ones included, so that it applies beside another install.
+  assert.deepEqual(objects.filter((o) => o.kind !== 'Namespace' && !o.metadata.name.startsWith(`${prefix}finalizer-sweeper`)).map((o) => o.metadata.name), []);
+  assert.deepEqual(summary(objects).filter((s) => /^(ServiceMonitor|PrometheusRule|ConfigMap\/[^/]+\/[a-z-]*finalizer-sweeper-dashboard)/.test(s)), [
+    `ConfigMap/${namespace}/${prefix}finalizer-sweeper-dashboard`, `PrometheusRule/${namespace}/${prefix}finalizer-sweeper`, `ServiceMonitor/${namespace}/${prefix}finalizer-sweeper`,
   ]);
   // The release label, on both objects its Prometheus selects.
   const labelled = objects.filter((o) => o.metadata.labels?.['release'] !== undefined).map((o) => `${o.kind}: ${o.metadata.labels?.['release']}`);
   assert.deepEqual(labelled.sort(), [`PrometheusRule: ${settings.data.prometheusRelease}`, `ServiceMonitor: ${settings.data.prometheusRelease}`]);
   // Every runbook link.
-  const rules = (find(objects, 'PrometheusRule', 'finalizer-sweeper') as Rule).spec.groups.flatMap((g) => g.rules);
+  const rules = (find(objects, 'PrometheusRule', `${prefix}finalizer-sweeper`) as Rule).spec.groups.flatMap((g) => g.rules);
   assert.equal(rules.length, pages.size);
   for (const r of rules) assert.equal(r.annotations.runbook_url, `${settings.data.runbookBaseUrl}/${pages.get(r.alert) ?? ''}`, r.alert);
   // The image, and Argo's instance ID in the settings the container loads.
@@ -495,8 +497,8 @@ test('the example overlay for the patch route binds the roles to Argo\'s account
   const { objects } = await render('deploy/examples/sidecar-patch-overlay');
 
   assert.deepEqual(summary(objects), [
-    'ClusterRole/finalizer-sweeper',
-    'ClusterRoleBinding/finalizer-sweeper',
+    'ClusterRole/platform-argo-finalizer-sweeper',
+    'ClusterRoleBinding/platform-argo-finalizer-sweeper',
     'ConfigMap/platform-argo/finalizer-sweeper-config',
     'ConfigMap/platform-argo/finalizer-sweeper-settings',
     'Role/platform-argo/finalizer-sweeper-leader-election',

@@ -160,6 +160,7 @@ export class Podman {
   /**
    * inStore is this podman with an image store of its own under `dir` (its --root and --runroot),
    * in which nothing of the machine's store is seen: to load an archive as another machine would.
+   * podman refuses a runroot over 50 characters, so `dir` must be short (a mkdtemp under /tmp).
    */
   inStore(dir: string): Podman {
     return new Podman([...this.#global, '--root', `${dir}/storage`, '--runroot', `${dir}/run`], this.#ulimits);

@@ -7,11 +7,15 @@
 // The base images are local stand-ins built from Debian's mirror and the npm registry
 // (src/testbed/images.ts), since no container registry is reachable here.
 //
+// The distroless image is also saved as the release saves it (src/release/main.ts: an OCI archive,
+// with syft's SBOM), then loaded into an empty image store and run: the release's archive is the
+// image these tests ran, not a second build.
+//
 // Needs podman (installed as root on Debian if missing). Without an engine, and no way to install
 // one, the tests fail: a missing engine must not pass for a working image. Only an explicit
 // FINALIZER_SWEEPER_SKIP_IMAGE_TESTS=1 skips them, with the reason printed.
 import assert from 'node:assert/strict';
-import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
@@ -21,6 +25,8 @@ import { ARGO_FINALIZER, newPod, newWorkflow, type PodObject } from '../../src/t
 import { FLAVOURS, buildImage, ensureBaseImages, type BaseImages, type Flavour } from '../../src/testbed/images.ts';
 import { Podman, type Container } from '../../src/testbed/podman.ts';
 import { useTestCluster } from '../support/cluster.ts';
+import { findSyft, imageSbom } from '../../src/release/syft.ts';
+import type { CycloneDx } from '../../src/release/package-artifacts.ts';
 import { logLines } from '../support/cli.ts';
 
 const { cluster, kubeconfigPath, newNamespace } = useTestCluster();
@@ -196,6 +202,33 @@ for (const flavour of FLAVOURS) {
     assert.doesNotMatch(output, /EROFS|read-only file system|EACCES|uv_os_homedir/i);
   });
 }
+
+test('the release\'s OCI archive of the distroless image loads into an empty store and runs --version; its SBOM lists Node and the npm packages', { skip }, async (t) => {
+  const tag = await image(t, 'distroless');
+  // Short: podman refuses a runroot path over 50 characters.
+  const dir = await mkdtemp(join(tmpdir(), 'fs-release-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const archive = join(dir, 'finalizer-sweeper-linux-amd64.oci.tar');
+  let started = performance.now();
+  await podman().saveOciArchive(tag, archive);
+  t.diagnostic(`OCI archive: ${((await stat(archive)).size / 1e6).toFixed(1)} MB, saved in ${seconds(started)} s`);
+
+  const elsewhere = podman().inStore(join(dir, 'store'));
+  const loaded = await elsewhere.load(archive);
+  assert.equal(loaded.length, 1, `one image loaded: ${loaded.join(', ')}`);
+  const { version } = JSON.parse(await readFile(join(import.meta.dirname, '..', '..', 'package.json'), 'utf8')) as { version: string };
+  assert.equal(await elsewhere.runOnce(loaded[0] ?? '', ['--user', `${UID}:${UID}`, ...SECURITY], ['--version']), `${version}\n`);
+
+  started = performance.now();
+  await imageSbom(await findSyft(), archive, `${archive}.cdx.json`);
+  const sbom = JSON.parse(await readFile(`${archive}.cdx.json`, 'utf8')) as CycloneDx;
+  t.diagnostic(`image SBOM: ${sbom.components.length} components, in ${seconds(started)} s`);
+  assert.equal(sbom.bomFormat, 'CycloneDX');
+  const names = new Set(sbom.components.map((c) => c.name));
+  const dependencies = Object.keys((JSON.parse(await readFile(join(import.meta.dirname, '..', '..', 'package.json'), 'utf8')) as { dependencies: Record<string, string> }).dependencies);
+  assert.deepEqual(dependencies.filter((d) => !names.has(d)), [], 'every production dependency, found under /app/node_modules');
+  assert.ok(sbom.components.some((c) => c.name === 'node' && /^24\./.test(c.version)), 'Node, found by its binary');
+});
 
 /**
  * runInCluster starts the image as the kubelet would for our Deployments: the security context,

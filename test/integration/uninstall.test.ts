@@ -1,10 +1,12 @@
-// Install and uninstall, round trip, on every route, on the local control plane: Argo installed
-// alone, then each route installed as the README gives it (monitoring included where it has any),
-// the controller run where it takes a Lease, then docs/operations.md's "Uninstalling" block for
-// that route run line by line as written. After it nothing of ours is left (no RBAC, no settings, no
-// Service, no Lease, no ServiceMonitor, no PrometheusRule that would page FinalizerSweeperAbsent)
-// and Argo's Deployment has the spec it had before the install. This file starts its own control
-// plane with --authorization-mode RBAC (test/support/deploy.ts).
+// Install and uninstall, round trip, on every route, on the local control plane: each route
+// installed as the README gives it (the sidecar on Argo's own manifests, full CRDs, applied
+// server-side; monitoring included where it has any), its settings given as docs/operations.md's
+// "Your settings" does, the controller run where it takes a Lease, then docs/operations.md's
+// "Uninstalling" block for that route run line by line as written. After it nothing of ours is
+// left (no RBAC, no settings, no Service, no Lease, no ServiceMonitor, no PrometheusRule that would
+// page FinalizerSweeperAbsent, no guardrail), Argo's Deployment has the spec it had before the
+// install, and (the sidecar) a new Argo pod could start after every line. This file starts its own
+// control plane with --authorization-mode RBAC (test/support/deploy.ts).
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -200,7 +202,7 @@ test('standalone and namespaced: installed, run, uninstalled as documented, leav
   assert.deepEqual(await leftovers(), []);
 });
 
-test('the Helm values: installed with the README\'s helm upgrade, uninstalled as documented, leave nothing of ours and Argo\'s Deployment as before', async (t) => {
+test('the Helm values: installed with the README\'s helm upgrade, the documented settings given in your values, uninstalled as documented, leave nothing of ours and Argo\'s Deployment as before', async (t) => {
   const install = await readmeHelmCommand();
   const uninstall = await uninstallBlock('With Argo\'s Helm chart');
   const argoAlone = uninstall.find((l) => l.startsWith('helm upgrade --install '));
@@ -215,6 +217,14 @@ test('the Helm values: installed with the README\'s helm upgrade, uninstalled as
   const before = await specOf(namespace, name);
 
   await helm([...install, '--set', 'crds.install=false']);
+  // Your settings: the documented values, in your values file, which the README's command names before ours.
+  const yours = await mkdtemp(join(tmpdir(), 'finalizer-sweeper-values-'));
+  t.after(() => rm(yours, { recursive: true, force: true }));
+  await writeFile(join(yours, 'your-values.yaml'), await settingsExample('Argo\'s Helm chart', 'yaml'));
+  const ours = install.indexOf('-f');
+  await helm([...install.slice(0, ours), '-f', join(yours, 'your-values.yaml'), ...install.slice(ours), '--set', 'crds.install=false']);
+  const config = JSON.parse((await kubectl(['-n', namespace, 'get', 'configmap', 'finalizer-sweeper-config', '-o', 'json'])).stdout) as { data: Record<string, string> };
+  assert.match(config.data['finalizer-sweeper.yaml'] ?? '', /^\{"dryRun":true,"instanceId":"platform-east"\}$/m);
   await shell('kubectl apply -k deploy/monitoring');
   assert.deepEqual((await liveController(namespace)).spec.template.spec.containers.map((c) => c.name), ['controller', 'finalizer-sweeper'], 'installed');
   assert.ok((await leftovers()).includes('ClusterRole/argo-workflows-finalizer-sweeper'), 'installed');

@@ -34,6 +34,15 @@ test('the settings ConfigMap\'s keys, under the prefix, reach the settings statu
   assert.equal(settings.leaderElectionNamespace, 'argo');
 });
 
+test('a misspelt key of the settings ConfigMap is the settings\' problem, as the container exits on it, with the key meant', async () => {
+  const { client } = scriptedClient({ [PATH]: () => ({ data: { DRYRUN: 'true' } }) });
+
+  const launch = await launchWithEnvFrom(client, install([SETTINGS_REF]));
+
+  assert.ok(!('problem' in launch));
+  assert.deepEqual(settingsOf(launch, null), { problem: 'Unknown environment variable: FINALIZER_SWEEPER_DRYRUN; FINALIZER_SWEEPER_DRYRUN: did you mean FINALIZER_SWEEPER_DRY_RUN?' });
+});
+
 test('an optional ConfigMap that does not exist gives nothing; one that is not optional is the reason the pod cannot start', async () => {
   const { client } = scriptedClient({ [PATH]: notFound });
 

@@ -6,6 +6,7 @@
 
 import yargs from 'yargs';
 import { defineControllerOptions, resolveSettings } from '../config/index.ts';
+import { unknownVariables } from '../config/environment.ts';
 import { configPath } from '../config/load.ts';
 import { parseConfigText } from '../config/file.ts';
 import type { Settings } from '../config/settings.ts';
@@ -61,6 +62,9 @@ export function launchOf(install: FoundInstall): Launch | { problem: string } {
 
 /** settingsOf resolves the settings from a launch and its config file's text (null: not read); a problem is a string. */
 export function settingsOf(launch: Launch, configText: string | null): Settings | { problem: string } {
+  // The CLI refuses an unknown variable before it loads anything (a misspelt key of the settings ConfigMap).
+  const unknown = unknownVariables(launch.env);
+  if (unknown !== null) return { problem: unknown.replaceAll('\n', '; ') };
   try {
     const file = launch.config === null || configText === null ? null : parseConfigText(configText, launch.config.path);
     return resolveSettings({ argv: launch.argv, env: launch.env, command: 'controller', file });

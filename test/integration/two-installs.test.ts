@@ -80,10 +80,11 @@ test('deploy/standalone and the example overlay side by side: each binds its own
     });
   }
   for (const c of controllers) assert.doesNotMatch(c.output(), RBAC_DENIED);
-  for (const i of installs) {
-    const report = await status(i.namespace);
-    assert.deepEqual(report.installs.map((r) => r.problems.filter((p) => p.startsWith('ClusterRoleBinding'))), [[]], i.namespace);
-  }
+  const reports = [];
+  for (const i of installs) reports.push(await status(i.namespace));
+  assert.deepEqual(reports.map((r) => r.installs.map((i) => i.problems.filter((p) => p.startsWith('ClusterRoleBinding')))), [[[]], [[]]]);
+  // The overlay's instance ID, from its settings ConfigMap (envFrom), as status reads it.
+  assert.deepEqual(reports.map((r) => r.installs[0]?.selection?.instanceId), [null, 'platform-east']);
 
   // The overlay without its prefix: its ClusterRoleBinding finalizer-sweeper now binds its own account.
   await applyUntilTestEnds(t, await withoutPrefix(t));

@@ -179,7 +179,10 @@ test('the patch route on Argo\'s own cluster-install, with deploy/monitoring: in
   await runUntilLease(t, liveObjects, live, 'argo');
 
   const uninstall = await uninstallBlock('Sidecar on an existing install');
-  for (const command of uninstall) await shell(command);
+  for (const command of uninstall) {
+    await shell(command);
+    assert.deepEqual(await unstartable('argo', 'workflow-controller'), [], `after ${command}`);
+  }
   const again = await shell(uninstall.find((l) => l.includes('remove-from-workflow-controller.yaml')) ?? '');
 
   assert.deepEqual(await leftovers(), []);

@@ -451,6 +451,27 @@ describe('against an API server that enforces RBAC', () => {
     assert.match(run.stderr, /refused the list: check the credentials and RBAC/);
     assert.equal(run.stdout, '');
   });
+
+  // The same account runs the controller (here, beside the sweep's RBAC scene rather than on a
+  // second control plane of its own): a Lease refused on every retry is one line, not a stack each.
+  test('a controller whose account may not touch Leases says so in one warning without a stack, its retries at debug', async (t) => {
+    const { ns, kubeconfig } = await rbacScene(t, ['get', 'list', 'watch', 'patch']);
+    const controller = startCli([
+      'controller', '--kubeconfig', kubeconfig, '--namespace', ns, '--leader-elect', '--leader-election-namespace', ns,
+      '--leader-election-retry-period', '200ms', '--leader-election-renew-deadline', '1s', '--leader-election-lease-duration', '2s',
+      '--metrics-bind-address', '0', '--health-probe-bind-address', '0', '--log-format', 'json', '--log-level', 'debug',
+    ]);
+    t.after(() => controller.child.kill('SIGKILL'));
+    const failing = 'leader election: could not read or write the lease; retrying';
+    const lines = () => controller.stderr().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
+    await admin.waitFor(async () => lines().filter((l) => l['msg'] === `${failing} (failed again)`).length >= 10, 60_000, 'ten retries refused');
+    controller.child.kill('SIGKILL');
+
+    const warnings = lines().filter((l) => l['level'] !== 'debug' && String(l['msg']).startsWith('leader election'));
+    assert.deepEqual(warnings.map((l) => [l['level'], l['msg'], l['status'], l['failures']]), [['warn', failing, 403, 1]]);
+    assert.match(String(warnings[0]?.['err']), /leases\.coordination\.k8s\.io .* is forbidden/);
+    assert.doesNotMatch(controller.stderr(), /\n\s+at /, 'no stack trace');
+  });
 });
 
 // --- beside the controller --------------------------------------------------------------------

@@ -45,10 +45,10 @@ test('a settings ConfigMap key written with the prefix, doubled by envFrom\'s pr
 
 test('every FINALIZER_SWEEPER_* variable the repository\'s code, manifests and scripts name is known, so that the CLI started beside them runs', () => {
   const repo = join(import.meta.dirname, '..', '..');
-  // Docs and this test name misspelt variables on purpose.
-  const named = execFileSync('git', ['grep', '-ohE', 'FINALIZER_SWEEPER_[A-Za-z0-9_]*[A-Za-z0-9]', '--', ':!*.md', ':!src/config/environment.test.ts', ':!test/integration/settings.test.ts'], { cwd: repo, encoding: 'utf8' });
+  // Docs, unit tests, the settings test and environment.ts's own comment name misspelt variables on purpose.
+  const named = execFileSync('git', ['grep', '-ohE', 'FINALIZER_SWEEPER_[A-Za-z0-9_]*[A-Za-z0-9]', '--', ':!*.md', ':!src/**/*.test.ts', ':!src/config/environment.ts', ':!test/integration/settings.test.ts'], { cwd: repo, encoding: 'utf8' });
   const names = [...new Set(named.trim().split('\n'))];
 
-  assert.ok(names.length > 10, named);
+  assert.ok(names.includes('FINALIZER_SWEEPER_LEADER_ELECTION_NAMESPACE') && names.includes('FINALIZER_SWEEPER_KUBE_VERSION'), named);
   assert.deepEqual(names.filter((n) => !isKnownVariable(n)), []);
 });

@@ -4,6 +4,7 @@
 //   finalizer-sweeper-<v>.tgz.cdx.json            its SBOM (npm sbom, CycloneDX)
 //   finalizer-sweeper-<v>-linux-<arch>.oci.tar    the image per arch, an OCI archive (podman save)
 //   finalizer-sweeper-<v>-linux-<arch>.oci.tar.cdx.json   its SBOM (syft, CycloneDX)
+//   finalizer-sweeper-<v>.oci.tar                 every arch built, one OCI archive with an index
 //   RELEASE-NOTES.md                              the version's CHANGELOG.md entry
 //   SHA256SUMS                                    of all of the above (sha256sum -c)
 // The image is deploy/Dockerfile's default (distroless) stage built on the local stand-ins for its
@@ -63,6 +64,7 @@ if ('unavailable' in engine) {
   // One Node for every arch of the release.
   const nodeVersion = await nodeVersionForImages(arches as Arch[]);
   log(`Node ${nodeVersion} in the image${arches.length > 1 ? 's' : ''}`);
+  const built: string[] = [];
   for (const arch of arches as Arch[]) {
     try {
       const why = await ensureEmulation(arch);
@@ -76,10 +78,15 @@ if ('unavailable' in engine) {
       await engine.saveOciArchive(tag, archive);
       log(`linux/${arch}: syft scan`);
       await imageSbom(await syft, archive, `${archive}.cdx.json`);
+      built.push(tag);
     } catch (err) {
       blocked.push([arch, err instanceof Error ? err.message : String(err)]);
       log(`linux/${arch}: blocked: ${blocked.at(-1)?.[1] ?? ''}`);
     }
+  }
+  if (built.length > 1) {
+    log('the multi-arch OCI archive');
+    await engine.saveMultiArchArchive(`localhost/finalizer-sweeper:${version}`, built, join(out, `finalizer-sweeper-${version}.oci.tar`));
   }
 }
 

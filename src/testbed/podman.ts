@@ -171,6 +171,22 @@ export class Podman {
     await this.#ok(['save', '--format', 'oci-archive', '--output', file, tag]);
   }
 
+  /**
+   * saveMultiArchArchive writes the images `tags` (one per platform) to `file` as one OCI archive
+   * whose index lists each: `skopeo copy --all oci-archive:FILE docker://REGISTRY/NAME:TAG` pushes
+   * them as one multi-platform tag. The manifest list `list` is made for it and removed after.
+   */
+  async saveMultiArchArchive(list: string, tags: readonly string[], file: string): Promise<void> {
+    await this.#run(['manifest', 'rm', list]);
+    await this.#ok(['manifest', 'create', list]);
+    try {
+      for (const tag of tags) await this.#ok(['manifest', 'add', list, `containers-storage:${tag}`]);
+      await this.#ok(['manifest', 'push', '--all', list, `oci-archive:${file}`]);
+    } finally {
+      await this.#run(['manifest', 'rm', list]);
+    }
+  }
+
   /** load loads an image archive (OCI or docker) and returns the names podman says it loaded. */
   async load(file: string): Promise<string[]> {
     const out = await this.#ok(['load', '--input', file]);

@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { gzipSync } from 'node:zlib';
+import { brotliCompressSync, gzipSync, zstdCompressSync } from 'node:zlib';
 import { ARGO_POD_DELETED, fnv1a32, nodeIdOf, nodeState, nodeVerdict, storedNodes } from './node-status.ts';
-import { MAX_COMPRESSED_CHARS } from './compressed-nodes.ts';
+import { MAX_COMPRESSED_CHARS, MAX_NODES } from './compressed-nodes.ts';
 import { STATUS_FORMS, workflowStatus, type ArgoNode } from '../testbed/argo-status.ts';
 
 // Argo's rule, phase by phase (NodePhase.Fulfilled(taskResultSynced), v3.7.1+).
@@ -160,6 +160,62 @@ for (const [name, status] of unreadable) {
     assert.equal(nodeVerdict(stored, 'x').kind, 'unreadable');
   });
 }
+
+// Field names as Argo's readers match them. Go's encoding/json (the compressed map) matches keys
+// case-insensitively, with Unicode simple folding (U+017F ſ is s, U+212A the Kelvin sign is k),
+// and the last key written wins; Kubernetes' decoders (the plain map) match exactly. A node is
+// fulfilled only where both readings agree that it is. Each node is given as JSON text, stored
+// compressed as written (order and repeated keys kept) and plain as JSON.parse reads it.
+const SPELLINGS: Array<[string, string, boolean]> = [
+  ['exact names', '{"phase":"Succeeded","taskResultSynced":true}', true],
+  ['TaskResultSynced: false, which Go reads as taskResultSynced', '{"phase":"Succeeded","TaskResultSynced":false}', false],
+  ['taskResultSynced spelt with the Kelvin sign for k', '{"phase":"Succeeded","tas\u212aResultSynced":false}', false],
+  ['taskResultSynced spelt with a long s (U+017F)', '{"phase":"Succeeded","ta\u017fkResultSynced":false}', false],
+  ['Phase alone: Go reads Succeeded, an exact reader no phase', '{"Phase":"Succeeded"}', false],
+  ['Message alone beside Error: Go reads "pod deleted", an exact reader no message', '{"phase":"Error","Message":"pod deleted"}', false],
+  ['PHASE then phase, disagreeing: the order Go reads them in is lost to JSON.parse', '{"PHASE":"Running","phase":"Succeeded"}', false],
+  ['phase then PHASE, disagreeing', '{"phase":"Succeeded","PHASE":"Running"}', false],
+  ['phase then PHASE null (a no-op in Go, a value to JSON.parse)', '{"phase":"Succeeded","PHASE":null}', false],
+  ['phase and an object under another spelling', '{"phase":"Succeeded","phasE":{"a":1}}', false],
+  ['two spellings that agree', '{"phase":"Succeeded","PHASE":"Succeeded","taskResultSynced":true,"TASKRESULTSYNCED":true}', true],
+  ['phase written twice the same way: the last wins for every reader', '{"phase":"Running","phase":"Succeeded"}', true],
+  ['phase written twice the same way, Running last', '{"phase":"Succeeded","phase":"Running"}', false],
+  ['a look-alike that folds to no field (ä, a trailing space)', '{"phase":"Succeeded","ph\u00e4se":"Running","phase ":"Running","taskResultSynced ":false}', true],
+];
+for (const [name, text, fulfilled] of SPELLINGS) {
+  const forms: Array<[string, unknown]> = [
+    ['plain', { nodes: { n: JSON.parse(text) as unknown } }],
+    ['gzip', { compressedNodes: gzipSync(`{"n":${text}}`).toString('base64') }],
+    ['zstd', { compressedNodes: zstdCompressSync(`{"n":${text}}`).toString('base64') }],
+    ['brotli', { compressedNodes: brotliCompressSync(`{"n":${text}}`).toString('base64') }],
+  ];
+  for (const [form, status] of forms) {
+    test(`field names: ${name}, ${form}: ${fulfilled ? 'fulfilled' : 'not fulfilled'}`, async () => {
+      const v = nodeVerdict(await storedNodes(status), 'n');
+      assert.equal(v.kind, fulfilled ? 'fulfilled' : 'not-fulfilled');
+    });
+  }
+}
+
+test('field names: a node whose spellings may be read differently says so, for explain', async () => {
+  const v = nodeVerdict(await storedNodes({ nodes: { n: { phase: 'Succeeded', Phase: 'Running' } } }), 'n');
+  assert.deepEqual(v, { kind: 'not-fulfilled', nodeId: 'n', phase: 'Succeeded', taskResultSynced: null, spellings: true });
+});
+
+test('stored nodes: only the nodes asked for are kept, in either form', async () => {
+  const nodes = [{ id: 'a', name: 'a', type: 'Pod', phase: 'Succeeded' }, { id: 'b', name: 'b', type: 'Pod', phase: 'Running' }] as const;
+  for (const form of ['plain', 'zstd'] as const) {
+    const stored = await storedNodes(workflowStatus([...nodes], form), new Set(['b', 'z']));
+    assert.ok(stored.form === 'nodes' || stored.form === 'compressed');
+    assert.deepEqual([...stored.nodes.keys()], ['b'], form);
+  }
+});
+
+test('stored nodes: a plain map of more than MAX_NODES nodes is unreadable too', async () => {
+  const nodes = Object.fromEntries(Array.from({ length: MAX_NODES + 1 }, (_, i) => [String(i), {}]));
+  const stored = await storedNodes({ nodes });
+  assert.deepEqual(stored, { form: 'unreadable', why: `status.nodes: more than ${MAX_NODES} nodes` });
+});
 
 // Where a pod's node is found, exactly as Argo's woc.nodeID (workflow/controller/operator.go):
 // the node-id annotation whenever its key is there, else Workflow.NodeID(node-name annotation),

@@ -10,8 +10,15 @@
 // Skipped or Omitted (v3.6 and v3.7.0 test the phase alone; the stricter rule never frees a pod
 // those versions would keep). One exception, stricter than Argo: an Error that only says Argo lost
 // sight of the pod (ARGO_POD_DELETED). A record, never a clock: nothing here counts time.
+//
+// Field names: Argo decodes the compressed map with Go's encoding/json, which matches a key to a
+// field case-insensitively (exact match preferred, then Unicode simple folding: `PHASE`, `Phase`
+// and `phaſe` all set Phase) and lets the last key in the text win; the plain map reaches Argo
+// through Kubernetes' decoders, which match exactly. A node counts as fulfilled only when every
+// one of those readings agrees (nodeReading): where its fields are spelt several ways that could
+// be read differently, it is not fulfilled, a conservative wait.
 
-import { decodeCompressedNodes } from './compressed-nodes.ts';
+import { decodeCompressedNodes, MAX_NODES, type NodeReader } from './compressed-nodes.ts';
 
 export const NODE_ID_ANNOTATION = 'workflows.argoproj.io/node-id';
 export const NODE_NAME_ANNOTATION = 'workflows.argoproj.io/node-name';
@@ -22,7 +29,7 @@ export const NODE_NAME_ANNOTATION = 'workflows.argoproj.io/node-name';
  */
 export type NodeState =
   | { fulfilled: true; phase: string }
-  | { fulfilled: false; phase: string; taskResultSynced: boolean | null; argoLostPod?: true };
+  | { fulfilled: false; phase: string; taskResultSynced: boolean | null; argoLostPod?: true; spellings?: true };
 
 /** StoredNodes is the node map of a stored Workflow, in whichever form Argo left it. */
 export type StoredNodes =
@@ -35,7 +42,8 @@ export type StoredNodes =
 /** NodeVerdict is what the stored Workflow says of one pod's node. */
 export type NodeVerdict =
   | { kind: 'fulfilled'; nodeId: string; phase: string }
-  | { kind: 'not-fulfilled'; nodeId: string; phase: string; taskResultSynced: boolean | null; argoLostPod?: true }
+  /** spellings: a field of the node is spelt several ways that Argo's readers may read differently. */
+  | { kind: 'not-fulfilled'; nodeId: string; phase: string; taskResultSynced: boolean | null; argoLostPod?: true; spellings?: true }
   | { kind: 'missing'; nodeId: string }
   | { kind: 'offloaded' }
   | { kind: 'unreadable'; why: string };
@@ -59,12 +67,79 @@ const FULFILLED_ALWAYS = new Set(['Skipped', 'Omitted']);
 export const ARGO_POD_DELETED = 'pod deleted';
 
 /** nodeState applies Argo's Fulfilled(taskResultSynced) to one node as stored (and ARGO_POD_DELETED). */
-export function nodeState(node: { phase?: unknown; taskResultSynced?: unknown; message?: unknown }): NodeState {
-  const phase = typeof node.phase === 'string' ? node.phase : '';
-  const taskResultSynced = syncOf(node.taskResultSynced);
-  if (phase === 'Error' && node.message === ARGO_POD_DELETED) return shared({ fulfilled: false, phase, taskResultSynced, argoLostPod: true });
-  if (FULFILLED_ALWAYS.has(phase) || (FULFILLED_WHEN_SYNCED.has(phase) && taskResultSynced !== false)) return shared({ fulfilled: true, phase });
-  return shared({ fulfilled: false, phase, taskResultSynced });
+export function nodeState(node: Readonly<Record<string, unknown>>): NodeState {
+  const reading = nodeReading();
+  for (const key of Object.keys(node)) if (isField(key)) reading.member(key, node[key]);
+  return reading.state();
+}
+
+/** FIELDS are the node's fields the rule reads, by their names folded as Go folds them. */
+const FIELDS = ['phase', 'taskResultSynced', 'message'] as const;
+type Field = (typeof FIELDS)[number];
+/** The runes beyond ASCII that Go folds to an ASCII letter (see goFold). */
+const FOLDED_TO_ASCII: Readonly<Record<string, string>> = { '\u0130': 'I', '\u0131': 'I', '\u017f': 'S', '\u212a': 'K' };
+const BY_FOLDED = new Map<string, Field>(FIELDS.map((f) => [goFold(f), f]));
+
+/**
+ * goFold folds a key as encoding/json does (foldName: ASCII upper case, any other rune
+ * ToUpper(ToLower(r))), as far as it matters here: the only runes beyond ASCII that fold to an
+ * ASCII letter are U+0130 and U+0131 (I), U+017F (S) and U+212A, the Kelvin sign (K), checked
+ * against Go's unicode tables. Any other rune folds to no ASCII letter, so a key holding one is
+ * no field of ours whatever it folds to.
+ */
+function goFold(key: string): string {
+  let out = '';
+  for (const c of key) {
+    const code = c.charCodeAt(0);
+    out += code >= 0x61 && code <= 0x7a ? String.fromCharCode(code - 0x20) : (FOLDED_TO_ASCII[c] ?? c);
+  }
+  return out;
+}
+
+/** isField: whether a key names one of FIELDS for Go (every rune of theirs is a single UTF-16 unit). */
+export function isField(key: string): boolean {
+  return (key.length === 5 || key.length === 7 || key.length === 16) && BY_FOLDED.has(goFold(key));
+}
+
+/**
+ * NodeReading reads one node's fields from its members in the order written, as a NodeReader
+ * (compressed nodes) or from an object (plain ones). Per field it keeps the exact key's last value
+ * (what JSON.parse and Kubernetes read) and whether other spellings were met and all members
+ * carried one value. A field is settled when no other spelling was met, or when the exact key
+ * was met too and every member agreed: then Go's reading, whichever member it takes last, and the
+ * exact one give the same value. Else JSON.parse's order cannot tell which one Go took (a key
+ * written twice keeps its first place), nor can an object's, and the node is not fulfilled.
+ * Objects and lists agree with nothing: no field of ours holds one.
+ */
+interface NodeReading extends NodeReader {
+  state(): NodeState;
+}
+
+function nodeReading(): NodeReading {
+  const exact: Partial<Record<Field, unknown>> = {};
+  const first: Partial<Record<Field, unknown>> = {};
+  const other = new Set<Field>();
+  const disagree = new Set<Field>();
+  return {
+    member(key, value) {
+      const f = BY_FOLDED.get(goFold(key));
+      if (f === undefined) return;
+      if (key === f) exact[f] = value;
+      else other.add(f);
+      if (!(f in first)) first[f] = value;
+      else if (!(first[f] === value && (typeof value !== 'object' || value === null))) disagree.add(f);
+    },
+    end() {},
+    state() {
+      const phase = typeof exact.phase === 'string' ? exact.phase : '';
+      const taskResultSynced = syncOf(exact.taskResultSynced);
+      const settled = FIELDS.every((f) => !other.has(f) || (f in exact && !disagree.has(f)));
+      if (!settled) return shared({ fulfilled: false, phase, taskResultSynced, spellings: true });
+      if (phase === 'Error' && exact.message === ARGO_POD_DELETED) return shared({ fulfilled: false, phase, taskResultSynced, argoLostPod: true });
+      if (FULFILLED_ALWAYS.has(phase) || (FULFILLED_WHEN_SYNCED.has(phase) && taskResultSynced !== false)) return shared({ fulfilled: true, phase });
+      return shared({ fulfilled: false, phase, taskResultSynced });
+    },
+  };
 }
 
 // NodeStates are few (a handful of phases, three syncs) and a stored Workflow holds tens of
@@ -75,7 +150,7 @@ const MAX_SHARED = 64;
 const states = new Map<string, NodeState>();
 
 function shared(state: NodeState): NodeState {
-  const key = state.fulfilled ? `+${state.phase}` : `${String(state.taskResultSynced)}${state.argoLostPod === true ? '!' : '-'}${state.phase}`;
+  const key = state.fulfilled ? `+${state.phase}` : `${String(state.taskResultSynced)}${state.argoLostPod === true ? '!' : state.spellings === true ? '?' : '-'}${state.phase}`;
   const hit = states.get(key);
   if (hit !== undefined) return hit;
   const frozen = Object.freeze(state);
@@ -96,8 +171,10 @@ function syncOf(value: unknown): boolean | null {
 /**
  * storedNodes reads the node map of a Workflow's status: plain, compressed (gzip, zstd, brotli) or
  * offloaded. Compressed nodes are decoded without holding the event loop (compressed-nodes.ts).
+ * Only the nodes in `wanted` are kept, when given (the pods waiting on this read ask for them);
+ * a map of more than MAX_NODES nodes is unreadable in either form.
  */
-export async function storedNodes(status: unknown): Promise<StoredNodes> {
+export async function storedNodes(status: unknown, wanted?: ReadonlySet<string>): Promise<StoredNodes> {
   const s = isObject(status) ? status : {};
   const offloaded = s['offloadNodeStatusVersion'];
   if (typeof offloaded === 'string' && offloaded !== '') return { form: 'offloaded' };
@@ -108,24 +185,35 @@ export async function storedNodes(status: unknown): Promise<StoredNodes> {
   if (plainCount === 0 && typeof compressed === 'string' && compressed !== '') {
     const nodes = new Map<string, NodeState>();
     try {
-      await decodeCompressedNodes(compressed, (id, node) => {
-        if (isObject(node)) nodes.set(id, nodeState(node));
-        else nodes.delete(id);
+      await decodeCompressedNodes(compressed, {
+        node: (id) => {
+          if (wanted !== undefined && !wanted.has(id)) return null;
+          const reading = nodeReading();
+          return {
+            member: (key, value) => reading.member(key, value),
+            end: (object) => (object ? nodes.set(id, reading.state()) : nodes.delete(id)),
+          };
+        },
+        field: isField,
       });
     } catch (e) {
       return { form: 'unreadable', why: `status.compressedNodes: ${e instanceof Error ? e.message : String(e)}` };
     }
     return { form: 'compressed', nodes };
   }
-  if (plain !== undefined && plain !== null) return nodeMap(plain);
+  if (plainCount > MAX_NODES) return { form: 'unreadable', why: `status.nodes: more than ${MAX_NODES} nodes` };
+  if (plain !== undefined && plain !== null) return nodeMap(plain, wanted);
   // No nodes yet (a Workflow that has not started): every pod's node is missing.
   return { form: 'nodes', nodes: new Map() };
 }
 
-function nodeMap(value: unknown): StoredNodes {
+function nodeMap(value: unknown, wanted: ReadonlySet<string> | undefined): StoredNodes {
   if (!isObject(value)) return { form: 'unreadable', why: 'status.nodes: not a map of nodes' };
   const nodes = new Map<string, NodeState>();
-  for (const [id, node] of Object.entries(value)) if (isObject(node)) nodes.set(id, nodeState(node));
+  for (const id of wanted ?? Object.keys(value)) {
+    const node = Object.hasOwn(value, id) ? value[id] : undefined;
+    if (isObject(node)) nodes.set(id, nodeState(node));
+  }
   return { form: 'nodes', nodes };
 }
 
@@ -153,7 +241,14 @@ export function nodeVerdict(stored: StoredNodes, nodeId: string): NodeVerdict {
   const node = stored.nodes.get(nodeId);
   if (node === undefined) return { kind: 'missing', nodeId };
   if (node.fulfilled) return { kind: 'fulfilled', nodeId, phase: node.phase };
-  return { kind: 'not-fulfilled', nodeId, phase: node.phase, taskResultSynced: node.taskResultSynced, ...(node.argoLostPod === true ? { argoLostPod: true } : {}) };
+  return {
+    kind: 'not-fulfilled',
+    nodeId,
+    phase: node.phase,
+    taskResultSynced: node.taskResultSynced,
+    ...(node.argoLostPod === true ? { argoLostPod: true } : {}),
+    ...(node.spellings === true ? { spellings: true } : {}),
+  };
 }
 
 /** fnv1a32 is FNV-1a, 32 bits, over the UTF-8 bytes, as Go's hash/fnv New32a. */

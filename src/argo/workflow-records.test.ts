@@ -15,8 +15,9 @@ function pod(nodeId: string, over: Partial<PodMeta> = {}): PodMeta {
 
 const node = (id: string, phase: ArgoNode['phase']): ArgoNode => ({ id, name: `wf.${id}`, type: 'Pod', phase });
 
-/** records wires WorkflowRecords to a scripted Workflow, a clock moved by hand, and a cache version. */
+/** records wires WorkflowRecords to a scripted Workflow, a clock moved by hand, a cache version, and the pods the cache knows (a, b and c). */
 function records(o: { cached?: string } = {}) {
+  const known = [pod('a'), pod('b'), pod('c')];
   let now = 1_000;
   let stored: StoredWorkflow | null = { uid: 'wf-uid', resourceVersion: '10', status: workflowStatus([node('a', 'Succeeded'), node('b', 'Running')], 'gzip') };
   let cached: string | undefined = o.cached;
@@ -34,10 +35,12 @@ function records(o: { cached?: string } = {}) {
     cachedVersion: () => cached,
     onRead: (result) => results.push(result),
     onUnreadable: (ns, name, why) => unreadable.push(`${ns}/${name}: ${why}`),
+    podsOf: (uid) => known.filter((p) => p.owner?.uid === uid),
     spacingMs: SPACING,
   });
   return {
     r,
+    known,
     reads,
     results,
     unreadable,
@@ -63,6 +66,32 @@ test('records: one read serves every pod of the Workflow observed before it, ful
   assert.deepEqual((await both).map((v) => v.kind), ['fulfilled', 'not-fulfilled', 'missing']);
   assert.deepEqual(h.reads, [2], 'one read, at the priority asked for');
   assert.deepEqual(h.results, ['compressed']);
+});
+
+test('records: a read keeps the nodes of the pods known when it starts; a pod whose node it did not keep reads again', async () => {
+  const h = records({ cached: '10' });
+  h.store({ uid: 'wf-uid', resourceVersion: '10', status: workflowStatus([node('a', 'Succeeded'), node('b', 'Running'), node('d', 'Succeeded')], 'zstd') });
+  assert.equal((await h.r.verdict(pod('a'), 0, 2)).kind, 'fulfilled');
+  assert.equal((await h.r.verdict(pod('b'), 0, 2)).kind, 'not-fulfilled');
+  assert.equal(h.reads.length, 1, 'b was known when the read started');
+  // d's node ID changed (or d came in under another UID's index) since: the read did not keep its node.
+  assert.equal((await h.r.verdict(pod('d'), 0, 2)).kind, 'fulfilled');
+  assert.equal(h.reads.length, 2);
+});
+
+test('records: without the pods known (explain), a read keeps the asking pod\'s node only', async () => {
+  const reads: string[] = [];
+  const r = new WorkflowRecords({
+    read: async () => {
+      reads.push('read');
+      return { uid: 'wf-uid', resourceVersion: '1', status: workflowStatus([node('a', 'Succeeded'), node('b', 'Succeeded')], 'gzip') };
+    },
+    now: () => 5,
+    cachedVersion: () => undefined,
+  });
+  assert.equal((await r.verdict(pod('a'), 0, 2)).kind, 'fulfilled');
+  assert.equal((await r.verdict(pod('b'), 0, 2)).kind, 'fulfilled');
+  assert.equal(reads.length, 2);
 });
 
 test('records: a read older than a pod never speaks for it (argo retry resets a node before it creates its new pod)', async () => {

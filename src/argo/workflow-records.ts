@@ -11,6 +11,11 @@
 //     so a Workflow whose pods finish a thousand a minute is read at most 60000 / SPACING_MS
 //     times a minute, and the pods it found unfulfilled are looked at again once it is due
 //     (`later`): the write that fulfilled their node may be the last event that Workflow sends.
+// A read keeps only the nodes of the pods it may speak for: those of the Workflow's pods known
+// when it starts (`podsOf`), and the asking pod's. Any pod it speaks for was first observed
+// before it started, so is among them; a pod whose node it did not keep (its node ID annotation
+// changed since) starts a read of its own. A Workflow of three million nodes so costs the memory
+// of the few its waiting pods name, not of the three million.
 // Reads ask the API budget for the lane of the work they serve (recorded pods), never the
 // orphans' lane.
 
@@ -42,6 +47,8 @@ export type RecordVerdict = NodeVerdict | { kind: 'later'; afterMs: number };
 
 interface Read {
   startedAt: number;
+  /** The node IDs this read keeps. */
+  wanted: ReadonlySet<string>;
   result: Promise<{ uid: string; resourceVersion: string; nodes: StoredNodes } | null>;
   settled: boolean;
   /** The version the read returned, once settled with a Workflow. */
@@ -58,6 +65,8 @@ export interface WorkflowRecordsOptions {
   onRead?(result: ReadResult): void;
   /** Told once per Workflow UID whose stored nodes cannot be read. */
   onUnreadable?(namespace: string, name: string, why: string): void;
+  /** The pods known now whose owner reference names this UID (the pod cache); without it, a read keeps the asking pod's node only. */
+  podsOf?(ownerUid: string): Iterable<Pick<PodMeta, 'nodeId'>>;
   spacingMs?: number;
 }
 
@@ -83,10 +92,15 @@ export class WorkflowRecords {
     const now = this.#o.now();
     const last = this.#reads.get(key);
     let read: Read;
-    if (last !== undefined && last.startedAt > observedAt && (!last.settled || now - last.startedAt < this.#spacingMs || this.#current(key, last))) {
+    if (
+      last !== undefined &&
+      last.startedAt > observedAt &&
+      last.wanted.has(pod.nodeId) &&
+      (!last.settled || now - last.startedAt < this.#spacingMs || this.#current(key, last))
+    ) {
       read = last;
     } else {
-      read = this.#start(key, pod.namespace, pod.owner.name, priority);
+      read = this.#start(key, pod.namespace, pod.owner, pod.nodeId, priority);
     }
     const stored = await untilAborted(read.result, signal);
     if (stored === null || stored.uid !== pod.owner.uid) return { kind: 'missing', nodeId: pod.nodeId };
@@ -105,10 +119,14 @@ export class WorkflowRecords {
     return read.resourceVersion !== undefined && this.#o.cachedVersion(namespace, name) === read.resourceVersion;
   }
 
-  #start(key: string, namespace: string, name: string, priority: number): Read {
+  #start(key: string, namespace: string, owner: { name: string; uid: string }, nodeId: string, priority: number): Read {
+    const { name } = owner;
     const now = this.#o.now();
+    const wanted = new Set([nodeId]);
+    for (const p of this.#o.podsOf?.(owner.uid) ?? []) if (p.nodeId !== null) wanted.add(p.nodeId);
     const read: Read = {
       startedAt: now,
+      wanted,
       settled: false,
       result: this.#o.read(namespace, name, priority).then(
         async (wf) => {
@@ -117,7 +135,7 @@ export class WorkflowRecords {
             this.#o.onRead?.('gone');
             return null;
           }
-          const nodes = await storedNodes(wf.status);
+          const nodes = await storedNodes(wf.status, wanted);
           // Settled once decoded: until then the read is still under way, and serves as such.
           read.settled = true;
           this.#o.onRead?.(nodes.form);

@@ -34,7 +34,7 @@ function records(o: { cached?: string } = {}) {
     now: () => now,
     cachedVersion: () => cached,
     onRead: (result) => results.push(result),
-    onUnreadable: (ns, name, why) => unreadable.push(`${ns}/${name}: ${why}`),
+    onUnreadable: (wf, why) => unreadable.push(`${wf.namespace}/${wf.name} (${wf.uid}): ${why}`),
     podsOf: (uid) => known.filter((p) => p.owner?.uid === uid),
     spacingMs: SPACING,
   });
@@ -176,7 +176,7 @@ test('records: an unreadable status frees nothing and is reported once per Workf
   h.cache('12');
   assert.equal((await h.r.verdict(pod('a'), 0, 2)).kind, 'unreadable');
   assert.equal(h.unreadable.length, 1);
-  assert.match(h.unreadable[0]!, /^ns\/wf: status.compressedNodes: not base64/);
+  assert.match(h.unreadable[0]!, /^ns\/wf \(wf-uid\): status.compressedNodes: not base64/);
 });
 
 test('records: offloaded nodes are said to be offloaded', async () => {

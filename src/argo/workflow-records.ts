@@ -63,8 +63,8 @@ export interface WorkflowRecordsOptions {
   cachedVersion(namespace: string, name: string): string | undefined;
   /** Told of every read's result (the metric). */
   onRead?(result: ReadResult): void;
-  /** Told once per Workflow UID whose stored nodes cannot be read. */
-  onUnreadable?(namespace: string, name: string, why: string): void;
+  /** Told once per Workflow UID whose stored nodes cannot be read (too many nodes included). */
+  onUnreadable?(workflow: { namespace: string; name: string; uid: string }, why: string): void;
   /** The pods known now whose owner reference names this UID (the pod cache); without it, a read keeps the asking pod's node only. */
   podsOf?(ownerUid: string): Iterable<Pick<PodMeta, 'nodeId'>>;
   spacingMs?: number;
@@ -142,7 +142,7 @@ export class WorkflowRecords {
           if (nodes.form === 'unreadable' && !this.#reportedUnreadable.has(wf.uid)) {
             if (this.#reportedUnreadable.size >= MAX_KEPT) this.#reportedUnreadable.clear();
             this.#reportedUnreadable.add(wf.uid);
-            this.#o.onUnreadable?.(namespace, name, nodes.why);
+            this.#o.onUnreadable?.({ namespace, name, uid: wf.uid }, nodes.why);
           }
           read.resourceVersion = wf.resourceVersion;
           return { uid: wf.uid, resourceVersion: wf.resourceVersion, nodes };

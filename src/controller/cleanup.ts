@@ -21,7 +21,8 @@ import { NO_EVENTS, type RemovalEvents } from '../events/removal-events.ts';
 
 export interface CleanupOptions {
   settings: Settings;
-  pods: { get(key: string): PodMeta | undefined };
+  /** The pods known: by key, and by the UID their owner reference names (PodStore). */
+  pods: { get(key: string): PodMeta | undefined; podsOf(ownerUid: string): Iterable<PodMeta> };
   podApi: PodApi;
   /** owners is the only source of what is known of pods' owners (src/owners). */
   owners: Owners;
@@ -84,8 +85,11 @@ export class Cleanup {
       now: () => o.owners.now(),
       cachedVersion: o.ownerVersion ?? (() => undefined),
       onRead: (result) => o.metrics.workflowStatusRead(result),
-      onUnreadable: (namespace, name, why) =>
-        o.logger.error({ workflow: `${namespace}/${name}`, why }, 'the Workflow\'s node status cannot be read: none of its pods is freed on it (said once per Workflow)'),
+      onUnreadable: (workflow, why) => {
+        o.logger.error({ workflow: `${workflow.namespace}/${workflow.name}`, why }, 'the Workflow\'s node status cannot be read: none of its pods is freed on it (said once per Workflow)');
+        this.#events.unreadableStatus(workflow, why);
+      },
+      podsOf: (uid) => o.pods.podsOf(uid),
     });
     this.#reconciler = new Reconciler({
       pods: o.pods,

@@ -70,3 +70,11 @@ test('a recorded pod\'s Event says which record showed it recorded, one series p
   assert.match(specs[0]?.note ?? '', /their nodes finished in its stored status/);
   assert.notEqual(specs[0]?.note, specs[1]?.note);
 });
+
+test('a Workflow whose node status cannot be read: a Warning on it, by UID, at warnings and all, none at none', () => {
+  const wf = { namespace: 'ns', name: 'wf', uid: 'wu' };
+  const why = 'status.compressedNodes: more than 294337 nodes';
+  assert.deepEqual(emitted('all', (e) => e.unreadableStatus(wf, why)), ['Warning NodeStatusUnreadable Workflow/wf@wu']);
+  assert.deepEqual(emitted('warnings', (e) => e.unreadableStatus(wf, why)), ['Warning NodeStatusUnreadable Workflow/wf@wu']);
+  assert.deepEqual(emitted('none', (e) => e.unreadableStatus(wf, why)), []);
+});

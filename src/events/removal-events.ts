@@ -2,9 +2,10 @@
 // --events setting asks for:
 //   all:      a Normal event on the owner Workflow per reason, aggregated over its pods (one Event
 //             whose series.count is the number of pods freed), plus everything below;
-//   warnings: a Warning on each pod freed by --force-after (and on its Workflow, aggregated), and a
+//   warnings: a Warning on each pod freed by --force-after (and on its Workflow, aggregated), a
 //             Warning on each pod that keeps our finalizer because it names no owner at all (such
-//             a pod names no Workflow to put it on);
+//             a pod names no Workflow to put it on), and one on each Workflow whose node status
+//             cannot be read (its pods wait);
 //   none:     nothing.
 // `kubectl describe workflow` and `kubectl get events` then show what finalizer-sweeper did.
 
@@ -20,9 +21,11 @@ export interface RemovalEvents {
   unattributable(pod: PodMeta): void;
   /** wrongOwnerKind: the pod shows the owner settings to name the wrong kind (owner-kind.ts); `why` is the refusal's line. */
   wrongOwnerKind(pod: Pick<PodMeta, 'namespace' | 'name' | 'uid'>, why: string): void;
+  /** unreadableStatus: the owner's stored node status cannot be read (src/argo); `why` says what is wrong with it. */
+  unreadableStatus(owner: { namespace: string; name: string; uid: string }, why: string): void;
 }
 
-export const NO_EVENTS: RemovalEvents = { removed: () => {}, unattributable: () => {}, wrongOwnerKind: () => {} };
+export const NO_EVENTS: RemovalEvents = { removed: () => {}, unattributable: () => {}, wrongOwnerKind: () => {}, unreadableStatus: () => {} };
 
 const ACTION = 'RemoveFinalizer';
 
@@ -75,6 +78,15 @@ export function removalEvents(emit: (spec: EventSpec) => void, settings: Pick<Se
     },
     wrongOwnerKind(pod, why) {
       emit({ regarding: podRef(pod), type: 'Warning', reason: 'WrongOwnerKind', action: 'KeepFinalizer', note: why });
+    },
+    unreadableStatus(o, why) {
+      emit({
+        regarding: { apiVersion: `${owner.group}/${owner.version}`, kind: owner.kind, namespace: o.namespace, name: o.name, uid: o.uid },
+        type: 'Warning',
+        reason: 'NodeStatusUnreadable',
+        action: 'KeepFinalizer',
+        note: `finalizer-sweeper cannot read this ${owner.kind}'s node status (${why}): none of its pods loses finalizer ${finalizer} on it`,
+      });
     },
   };
 }

@@ -222,9 +222,17 @@ function nodeSignal(pod: PodMeta, e: PodEvidence): NodeSignal {
     phase: v !== null && (v.kind === 'fulfilled' || v.kind === 'not-fulfilled') ? v.phase : null,
     taskResultSynced: v !== null && v.kind === 'not-fulfilled' ? v.taskResultSynced : null,
     readByController: readsNode(pod, e.policy),
-    note: v !== null && v.kind === 'unreadable' ? v.why : v !== null && v.kind === 'not-fulfilled' && v.argoLostPod === true ? ARGO_LOST_POD : e.nodeNote,
+    note: v !== null && v.kind === 'unreadable' ? v.why : v !== null && v.kind === 'not-fulfilled' ? notFulfilledNote(v) ?? e.nodeNote : e.nodeNote,
   };
 }
+
+function notFulfilledNote(v: Extract<NodeVerdict, { kind: 'not-fulfilled' }>): string | null {
+  if (v.argoLostPod === true) return ARGO_LOST_POD;
+  return v.spellings === true ? SPELLINGS : null;
+}
+
+/** SPELLINGS explains a node whose fields are spelt several ways (src/argo/node-status.ts, nodeReading). */
+const SPELLINGS = 'a field of the node is spelt in several ways (case, or Unicode folding) that Argo\'s readers may read differently: counted as not fulfilled';
 
 /** ARGO_LOST_POD explains a node Argo marked Error with "pod deleted" (src/argo/node-status.ts, ARGO_POD_DELETED). */
 const ARGO_LOST_POD = 'Argo marked it Error with "pod deleted": its own informer lost the pod, which says nothing of its result; Argo rewrites the node once it sees the pod again';

@@ -187,7 +187,10 @@ async function readOwners(settings: Settings, client: ApiClient, apis: ResourceA
 async function readNodes(settings: Settings, apis: ResourceApis, found: PodFindings[], policy: Policy, unchecked: string[]): Promise<void> {
   const needsNode = (f: PodFindings) => f.owner.kind === 'alive' && f.owner.completed === 'no' && f.pod.completedLabel !== 'true' && readsNode(f.pod, policy);
   const byOwner = groupByOwner(found, needsNode);
-  const records = new WorkflowRecords({ read: onePerName(apis.readStatus), now: () => performance.now(), cachedVersion: () => undefined });
+  // One read keeps the nodes of every listed pod of its owner, as the controller's keeps its cache's.
+  const byUid = Map.groupBy(found, (f) => f.pod.owner?.uid);
+  const podsOf = (uid: string) => (byUid.get(uid) ?? []).map((f) => f.pod);
+  const records = new WorkflowRecords({ read: onePerName(apis.readStatus), now: () => performance.now(), cachedVersion: () => undefined, podsOf });
   const observedAt = performance.now() - 1;
   const resource = resourceName(settings);
   const notes = new Map<string, number>();

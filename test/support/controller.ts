@@ -99,11 +99,14 @@ export interface CliController {
   terminate(): Promise<number | string>;
 }
 
-/** spawnController starts the CLI with leader election and servers off, logging JSON at debug level; it is killed after timeoutMs. */
-export function spawnController(kubeconfig: string, args: string[], timeoutMs = 180_000): CliController {
+/**
+ * spawnController starts the CLI with leader election and servers off, logging JSON at debug level;
+ * it is killed after timeoutMs. `env` replaces this process's environment (e.g. NODE_OPTIONS).
+ */
+export function spawnController(kubeconfig: string, args: string[], timeoutMs = 180_000, env?: NodeJS.ProcessEnv): CliController {
   const run = startCli(
     ['controller', '--kubeconfig', kubeconfig, '--leader-elect=false', '--metrics-bind-address', '0', '--health-probe-bind-address', '0', '--log-format', 'json', '--log-level', 'debug', ...args],
-    { timeoutMs },
+    { timeoutMs, ...(env !== undefined ? { env } : {}) },
   );
   const exited = run.result.then((r) => r.code ?? r.signal ?? 'unknown');
   return {

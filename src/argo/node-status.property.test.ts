@@ -222,14 +222,10 @@ test('property: odd and hostile compressed node maps with exact field names (dup
   );
 });
 
-// KNOWN GAP (issue 44, helper H2 closes it in node-status.ts): Argo decodes compressed nodes with
-// Go's encoding/json, which reads `PHASE`, `Phase` or `phaſe` as `phase` and lets the last
-// occurrence win; node-status.ts reads the exact names only, so `{"phase":"Succeeded","Phase":
-// "Running"}` is fulfilled here and running for Argo. Go also fails the decoding on a repeated
-// field's mistyped occurrence, where JSON.parse keeps the last (`{"phase":{},"phase":"Error"}`).
-// Marked todo so that the suite stays green meanwhile: once H2's change is in, this must pass;
-// then drop `todo`.
-test('property: compressed nodes with field names in any case (Go\'s case-insensitive decoding) never free a node Argo would not', { todo: 'Argo reads compressed node fields case-insensitively; node-status.ts does not yet (issue 44, H2)' }, async () => {
+// Argo decodes compressed nodes with Go's encoding/json, which reads `PHASE`, `Phase` or `phaſe`
+// as `phase` and lets the last occurrence win, and fails the decoding on a repeated field's
+// mistyped occurrence, where JSON.parse keeps the last (`{"phase":{},"phase":"Error"}`).
+test('property: compressed nodes with field names in any case (Go\'s case-insensitive decoding) never free a node Argo would not', async () => {
   await fc.assert(
     fc.asyncProperty(rawMap, nodeId, compression, async (map, id, how) => {
       if (await freed({ compressedNodes: compressions[how](text(map)) }, id)) assert.ok(argoFrees(map, id, true), `freed ${id} of ${text(map)} (${how})`);

@@ -180,6 +180,7 @@ const SPELLINGS: Array<[string, string, boolean]> = [
   ['two spellings that agree', '{"phase":"Succeeded","PHASE":"Succeeded","taskResultSynced":true,"TASKRESULTSYNCED":true}', true],
   ['phase written twice the same way: the last wins for every reader', '{"phase":"Running","phase":"Succeeded"}', true],
   ['phase written twice the same way, Running last', '{"phase":"Succeeded","phase":"Running"}', false],
+  ['a message that is no string: Go fails the map, Kubernetes the Workflow', '{"phase":"Error","message":5}', false],
   ['a look-alike that folds to no field (ä, a trailing space)', '{"phase":"Succeeded","ph\u00e4se":"Running","phase ":"Running","taskResultSynced ":false}', true],
 ];
 for (const [name, text, fulfilled] of SPELLINGS) {
@@ -196,6 +197,11 @@ for (const [name, text, fulfilled] of SPELLINGS) {
     });
   }
 }
+
+test('field names: a mistyped occurrence of a field written twice fails Go\'s decoding, so the compressed node is not fulfilled (the API server keeps one of a plain map\'s)', async () => {
+  const stored = await storedNodes({ compressedNodes: gzipSync('{"n":{"phase":{},"phase":"Error"}}').toString('base64') });
+  assert.equal(nodeVerdict(stored, 'n').kind, 'not-fulfilled');
+});
 
 test('field names: a node whose spellings may be read differently says so, for explain', async () => {
   const v = nodeVerdict(await storedNodes({ nodes: { n: { phase: 'Succeeded', Phase: 'Running' } } }), 'n');

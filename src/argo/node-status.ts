@@ -79,6 +79,8 @@ type Field = (typeof FIELDS)[number];
 /** The runes beyond ASCII that Go folds to an ASCII letter (see goFold). */
 const FOLDED_TO_ASCII: Readonly<Record<string, string>> = { '\u0130': 'I', '\u0131': 'I', '\u017f': 'S', '\u212a': 'K' };
 const BY_FOLDED = new Map<string, Field>(FIELDS.map((f) => [goFold(f), f]));
+/** The type Argo's Go struct gives each field, as `typeof` names it. */
+const TYPES: Readonly<Record<Field, string>> = { phase: 'string', taskResultSynced: 'boolean', message: 'string' };
 
 /**
  * goFold folds a key as encoding/json does (foldName: ASCII upper case, any other rune
@@ -109,7 +111,10 @@ export function isField(key: string): boolean {
  * was met too and every member agreed: then Go's reading, whichever member it takes last, and the
  * exact one give the same value. Else JSON.parse's order cannot tell which one Go took (a key
  * written twice keeps its first place), nor can an object's, and the node is not fulfilled.
- * Objects and lists agree with nothing: no field of ours holds one.
+ * Objects and lists agree with nothing: no field of ours holds one. A value of the wrong type
+ * (phase or message not a string, taskResultSynced not a boolean; null aside, which Go leaves
+ * alone) fails Go's decoding of the whole map and Kubernetes' conversion of the Workflow, however
+ * many times the field is written after it: Argo reads no record there, and neither do we.
  */
 interface NodeReading extends NodeReader {
   state(): NodeState;
@@ -120,10 +125,12 @@ function nodeReading(): NodeReading {
   const first: Partial<Record<Field, unknown>> = {};
   const other = new Set<Field>();
   const disagree = new Set<Field>();
+  let mistyped = false;
   return {
     member(key, value) {
       const f = BY_FOLDED.get(goFold(key));
-      if (f === undefined) return;
+      if (f === undefined || value === undefined) return; // undefined: no JSON value, the key absent
+      if (value !== null && typeof value !== TYPES[f]) mistyped = true;
       if (key === f) exact[f] = value;
       else other.add(f);
       if (!(f in first)) first[f] = value;
@@ -135,6 +142,7 @@ function nodeReading(): NodeReading {
       const taskResultSynced = syncOf(exact.taskResultSynced);
       const settled = FIELDS.every((f) => !other.has(f) || (f in exact && !disagree.has(f)));
       if (!settled) return shared({ fulfilled: false, phase, taskResultSynced, spellings: true });
+      if (mistyped) return shared({ fulfilled: false, phase, taskResultSynced });
       if (phase === 'Error' && exact.message === ARGO_POD_DELETED) return shared({ fulfilled: false, phase, taskResultSynced, argoLostPod: true });
       if (FULFILLED_ALWAYS.has(phase) || (FULFILLED_WHEN_SYNCED.has(phase) && taskResultSynced !== false)) return shared({ fulfilled: true, phase });
       return shared({ fulfilled: false, phase, taskResultSynced });

@@ -62,12 +62,15 @@ test('deploy/standalone and the example overlay side by side: each binds its own
   const work = 'workflows-two';
   await cluster.createNamespace(work);
   t.after(() => cluster.deleteNamespace(work));
-  const orphans = [{ name: 'plain', labels: {} }, { name: 'east', labels: { 'workflows.argoproj.io/controller-instanceid': 'platform-east' } }];
+  const orphans: { name: string; labels: Record<string, string> }[] = [
+    { name: 'plain', labels: {} },
+    { name: 'east', labels: { 'workflows.argoproj.io/controller-instanceid': 'platform-east' } },
+  ];
   for (const o of orphans) {
     const wf = await cluster.createWorkflow(newWorkflow({ namespace: work, name: o.name }));
     await cluster.createPod(newPod({ namespace: work, name: `${o.name}-step`, labels: o.labels, workflow: { name: o.name, uid: wf.metadata.uid ?? '' } }));
   }
-  const controllers = [];
+  const controllers: Awaited<ReturnType<typeof startController>>[] = [];
   for (const i of installs) {
     controllers.push(await startController(t, containerLaunch(i.rendered.objects, i.owner), await serviceAccountKubeconfig(t, i.namespace, i.account)));
     t.after(() => kubectl(['-n', i.namespace, 'delete', 'lease', 'finalizer-sweeper', '--ignore-not-found']));

@@ -313,8 +313,8 @@ async function run(s: Scenario): Promise<void> {
   };
 
   for (const ev of s.events) {
-    // Two events are never at the same instant of the monotonic clock that observations and
-    // readings are timed on (equal times are a finding of their own: docs/testing.md).
+    // Two events never share an instant of the monotonic clock that observations and readings
+    // are timed on.
     clock.advance(1);
     switch (ev.e) {
       case 'tick':

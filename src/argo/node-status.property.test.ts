@@ -274,7 +274,7 @@ function argoFreesStatus(s: StatusSpec, id: string): boolean {
   return plain !== null && argoFrees(plain, id, false);
 }
 
-/** exactNames keeps the maps whose fields the rule reads are spelt exactly and written once where mistyped (the known gap aside). */
+/** exactNames keeps the maps whose fields the rule reads are spelt exactly and written once where mistyped (what the case-insensitive property covers). */
 function exactNames(maps: fc.Arbitrary<RawMap>): fc.Arbitrary<RawMap> {
   return maps.filter((map) => map.every(([, n]) => !('members' in n) || (n.members.every(([k]) => !FOLDED.has(goFold(k)) || (FIELDS as readonly string[]).includes(k)) && !repeatsMistyped(n.members))));
 }

@@ -14,6 +14,7 @@ test('judgeNamespace: a deletion dooms the pods created in an earlier second, an
     ['the same second, the reading made before the pod was observed: a tie, read again', read(AT, 5_000), AT, 9_000, 'reread'],
     ['the same second, fractions of it apart: still a tie', read(AT + 900, 5_000), AT + 100, 9_000, 'reread'],
     ['the same second, the reading begun after the pod was observed: the pod is in that namespace', read(AT, 9_500), AT, 9_000, 'dooms'],
+    ['the same second, the reading begun at the very time the pod was observed: it may predate the pod, read again', read(AT, 9_000), AT, 9_000, 'reread'],
     ['the same second, by a watch: read again', read(AT, null), AT, 9_000, 'reread'],
     ['the same second, observation unknown: read again', read(AT, 9_500), AT, null, 'reread'],
     ['created after: a namespace created again under the name', read(AT, 5_000), AT + 1_000, 9_000, 'spares'],

@@ -62,7 +62,8 @@ export type NamespaceVerdict = 'dooms' | 'spares' | 'reread';
  * judgeNamespace applies a reading to a pod created at `createdAt` (wall clock ms from its
  * creationTimestamp; null: unknown) and first observed at `observedAt` (null: unknown), at `now`
  * (observedAt, now and the reading's readAt on one monotonic clock). The deletion dooms a pod
- * created in an earlier second, and any pod observed before the read started; a pod created in
+ * created in an earlier second, and any pod observed before the read started (strictly: a read
+ * started at the very time of the observation may predate the pod's creation); a pod created in
  * the deletion's own second waits for such a read; one created later is another namespace's.
  */
 export function judgeNamespace(reading: NamespaceReading | null, createdAt: number | null, observedAt: number | null, now: number, maxAgeMs = MAX_READING_AGE_MS): NamespaceVerdict {
@@ -71,7 +72,7 @@ export function judgeNamespace(reading: NamespaceReading | null, createdAt: numb
   const created = Math.floor(createdAt / 1000);
   const deleting = Math.floor(reading.deletingSince / 1000);
   if (created < deleting) return 'dooms';
-  if (observedAt !== null && reading.readAt !== null && reading.readAt >= observedAt) return 'dooms';
+  if (observedAt !== null && reading.readAt !== null && reading.readAt > observedAt) return 'dooms';
   return created === deleting ? 'reread' : 'spares';
 }
 

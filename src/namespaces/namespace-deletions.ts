@@ -42,9 +42,9 @@ export interface NamespaceDeletions {
   /** reading is what is known of the namespace for the namespace rule; null: nothing. */
   reading(namespace: string): NamespaceReading | null;
   /**
-   * reread reads the namespace again and records what it says. A read in flight that started no
-   * earlier than `notBefore` is shared. Absent: readings cannot be renewed, ties and old readings
-   * doom nothing.
+   * reread reads the namespace again and records what it says. A read in flight that started
+   * after `notBefore` is shared (strictly, as judgeNamespace counts a reading). Absent: readings
+   * cannot be renewed, ties and old readings doom nothing.
    */
   reread?(namespace: string, notBefore: number, signal?: AbortSignal): Promise<void>;
 }
@@ -154,7 +154,7 @@ export class NamespaceReadings implements NamespaceDeletions {
 
   async #reread(namespace: string, notBefore: number, signal?: AbortSignal): Promise<void> {
     const inFlight = this.#rereads.get(namespace);
-    if (inFlight !== undefined && inFlight.startedAt >= notBefore) return inFlight.done;
+    if (inFlight !== undefined && inFlight.startedAt > notBefore) return inFlight.done;
     const startedAt = this.now();
     const get = this.#get as NamespaceGet;
     const entry = {

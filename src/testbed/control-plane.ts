@@ -5,7 +5,7 @@
 import { access, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { findControlPlaneBinaries, type ControlPlaneBinaries } from './binaries.ts';
+import { findControlPlaneBinaries, KUBE_VERSION_ENV, kubeVersion, type ControlPlaneBinaries } from './binaries.ts';
 import { writeKubeconfig, writeServiceAccountKeys, writeTokenFile, freePort } from './control-plane-files.ts';
 import { installCrds, loadWorkflowCrd } from './crds.ts';
 import { ApiClient } from './http.ts';
@@ -20,6 +20,8 @@ import {
 } from './processes.ts';
 
 export interface ControlPlaneOptions {
+  /** One of KUBE_VERSIONS (or its minor, "1.31"); default what FINALIZER_SWEEPER_KUBE_VERSION picks, else the newest. */
+  kubeVersion?: string;
   /** RBAC to test permissions; the admin token user (system:masters) may do anything either way. */
   authorization?: 'AlwaysAllow' | 'RBAC';
   /** Extra kube-apiserver flags, e.g. ['--watch-cache=false', '--etcd-compaction-interval=2s'] to provoke 410 Gone. */
@@ -66,7 +68,7 @@ const GC_SYNCED = /all resource monitors have synced/i;
 
 /** startControlPlane starts etcd, kube-apiserver and kube-controller-manager and waits until all are ready. */
 export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise<ControlPlane> {
-  const bins = await findControlPlaneBinaries();
+  const bins = await findControlPlaneBinaries(opts.kubeVersion === undefined ? undefined : kubeVersion({ [KUBE_VERSION_ENV]: opts.kubeVersion }));
   const crds = opts.crds ?? [await loadWorkflowCrd()];
   for (let attempt = 1; ; attempt++) {
     try {

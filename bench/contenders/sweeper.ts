@@ -57,6 +57,8 @@ export interface ControllerOptions {
   deploymentEnv?: boolean;
   /** leaderElection: run with --leader-elect on this Lease (default: without leader election). */
   leaderElection?: { namespace: string; id: string };
+  /** cli: another checkout's compiled CLI (bench/flame.ts compares commits); default this one's, built if stale. */
+  cli?: string;
 }
 
 /**
@@ -65,7 +67,7 @@ export interface ControllerOptions {
  */
 export async function startController(o: ControllerOptions): Promise<RunningController> {
   const [metricsPort, healthPort] = [await freePort(), await freePort()];
-  const child = startNode('controller', compiledCli(), [
+  const child = startNode('controller', o.cli ?? compiledCli(), [
     'controller',
     '--kubeconfig', o.kubeconfig,
     ...(o.context === undefined ? [] : ['--context', o.context]),

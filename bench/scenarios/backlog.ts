@@ -32,8 +32,8 @@ const NAMESPACES = 20;
 const BUSY_SHARE = 0.75;
 const PODS_PER_WORKFLOW = 10;
 /** SHARE_LABEL marks the pods set apart for the bare loop: the first of each Workflow, one in PODS_PER_WORKFLOW. */
-const SHARE_LABEL = 'bench.finalizer-sweeper.io/share';
-const CEILING_SELECTOR = `${SHARE_LABEL}=ceiling`;
+export const SHARE_LABEL = 'bench.finalizer-sweeper.io/share';
+export const CEILING_SELECTOR = `${SHARE_LABEL}=ceiling`;
 /** Each late tenant's Workflows deleted during the drain, one at each 1/(n+1) of it. */
 const LATE_WORKFLOWS = 20;
 /** SMALL: a tenant with no backlog of its own, only its Workflows deleted during the drain. */
@@ -57,7 +57,7 @@ const MB = 1e6;
  * and kube-controller-manager's client lifted from its 20 requests a second (which would pace the
  * garbage collector and PodGC far below what they do in a cluster; /work/shared/REAL-ARGO.md).
  */
-const PLANE = {
+export const PLANE = {
   ...APF_PLANE,
   extraControllers: ['podgc'],
   controllerManagerArgs: [`--terminated-pod-gc-threshold=${GC_THRESHOLD}`, '--kube-api-qps=1000', '--kube-api-burst=2000'],
@@ -550,7 +550,7 @@ async function argoRun(ctx: ScenarioContext, backlogPods: number): Promise<{ row
 }
 
 /** waitPinned waits until `count` pods of the namespaces are Terminating, polling a metadata-only list. */
-async function waitPinned(ctx: ScenarioContext, namespaces: string[], count: number): Promise<void> {
+export async function waitPinned(ctx: ScenarioContext, namespaces: string[], count: number): Promise<void> {
   const ours = new Set(namespaces);
   const deadline = performance.now() + 300_000 + count * 5;
   for (;;) {

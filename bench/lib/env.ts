@@ -15,6 +15,8 @@ export interface BenchEnv {
   /** client carries the benchmark's own observation traffic (the removal watch, final checks). */
   client: ApiClient;
   pods: MetadataApi;
+  /** contender is the context the scenarios' contenders run as (SWEEPER), or undefined: the admin (see Identity). */
+  contender: string | undefined;
   /**
    * newClient makes a separate client, so that a contender's requests are counted apart; as the
    * admin (exempt from API Priority and Fairness), or as a service-account context (see SWEEPER).
@@ -39,8 +41,21 @@ export const TENANT = contextOf(SERVICE_ACCOUNTS[1]);
  */
 export const APF_PLANE: ControlPlaneOptions = { apiserverArgs: ['--max-requests-inflight=40', '--max-mutating-requests-inflight=20'] };
 
-/** startEnv starts a control plane (with `options`) and connects to it. */
-export async function startEnv(options: ControlPlaneOptions = {}): Promise<BenchEnv> {
+/**
+ * Identity is who the contenders run as where a scenario lets it be chosen (`--as`): a service
+ * account under API Priority and Fairness (SWEEPER, the default), or the cluster admin, whom
+ * APF exempts, as an operator trying it by hand may run it.
+ */
+export type Identity = 'service-account' | 'admin';
+export const IDENTITIES: readonly Identity[] = ['service-account', 'admin'];
+
+/** contextOfIdentity is the kubeconfig context an identity runs as: undefined is the admin, the kubeconfig's current one. */
+export function contextOfIdentity(identity: Identity): string | undefined {
+  return identity === 'admin' ? undefined : SWEEPER;
+}
+
+/** startEnv starts a control plane (with `options`) and connects to it; its contenders run as `identity`. */
+export async function startEnv(options: ControlPlaneOptions = {}, identity: Identity = 'service-account'): Promise<BenchEnv> {
   const plane = await startControlPlane(options);
   const transport = transportOf(plane.server, plane.caData, plane.token);
   const cluster = new Cluster({ server: plane.server, token: plane.token, caData: plane.caData });
@@ -50,6 +65,7 @@ export async function startEnv(options: ControlPlaneOptions = {}): Promise<Bench
     cluster,
     client,
     pods: new MetadataApi(client, PODS),
+    contender: contextOfIdentity(identity),
     newClient: (maxSockets, context) => {
       const token = context === undefined ? plane.token : plane.serviceAccountTokens.get(context);
       if (token === undefined) throw new Error(`no service-account context ${context} in the test bed`);

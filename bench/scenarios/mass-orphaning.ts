@@ -1,11 +1,12 @@
 // Scenario 1, mass orphaning: 5,000 finalizer-held pods across 50 Workflows; the Workflows are
 // deleted (the garbage collector then marks the pods, at its own ~10 a second). Each contender
 // gets a fresh namespace with the same objects; one watch times every removal. The ceiling and
-// the controller run as a service account, under API Priority and Fairness, as in a cluster.
+// the controller run as a service account, under API Priority and Fairness, as in a cluster
+// (`--as admin`: as the cluster admin, whom APF exempts).
 import { ARGO_LABEL, startArgoStyle } from '../contenders/argo-style.ts';
 import { runCeilingProcess } from '../contenders/ceiling-process.ts';
 import { DEFAULTS, TUNED, afterEvents, apiRequests, eventWrites, startController, workersOf, type Config } from '../contenders/sweeper.ts';
-import { APF_PLANE, SWEEPER } from '../lib/env.ts';
+import { APF_PLANE } from '../lib/env.ts';
 import { withOrphans, PODS_PER_WORKFLOW } from '../lib/orphan-set.ts';
 import { deleteWorkflows } from '../lib/populate.ts';
 import { CeilingSeries, withRatio } from '../lib/ceiling-series.ts';
@@ -65,7 +66,7 @@ export const massOrphaning: ClusterScenario = {
     out.notes.push(
       `The argo-style reproduction ran on ${argoWorkflows * PODS_PER_WORKFLOW} pods; its removals/s includes the bucket's initial burst of 100 (the goals use it, which favours argo-style), the next column leaves the burst out.`,
       `Each ceiling row is the minimal patch loop at that client concurrency, run twice: at 8 and 16 just before and just after the configuration with as many workers, at ${WIDEST} first and last (the better run counts). A controller's ratio is to the best ceiling at any concurrency (${best === null ? 'none measured' : `${format(best.rate)}/s at ${best.concurrency}`}). The tuned controller also runs twice (the better run counts).`,
-      `The ceiling and finalizer-sweeper run as a service account (${SWEEPER}), which API Priority and Fairness classifies under its service-accounts flow schema; the server runs with ${APF_PLANE.apiserverArgs?.join(' ')}. The argo-style reproduction runs as the admin: its own 10-a-second bucket paces it long before flow control could.`,
+      `${ctx.env.contender === undefined ? 'The ceiling and finalizer-sweeper run as the cluster admin (--as admin), whom API Priority and Fairness exempts' : `The ceiling and finalizer-sweeper run as a service account (${ctx.env.contender}), which API Priority and Fairness classifies under its service-accounts flow schema`}; the server runs with ${APF_PLANE.apiserverArgs?.join(' ')}. The argo-style reproduction runs as the admin: its own 10-a-second bucket paces it long before flow control could.`,
       'API requests count every request from the Workflow deletion to the last removal (the argo-style row: its patches and live pod lists).',
       'CPU is the contender\'s process over the same window; the ceiling runs in a process of its own, from its first request to its last answer. Control-plane CPU is etcd, kube-apiserver and kube-controller-manager together (the garbage collector keeps marking pods meanwhile).',
     );
@@ -83,7 +84,7 @@ async function ceilingRun(ctx: ScenarioContext, workflows: number, concurrency: 
   await withOrphans(ctx, `s1-ceiling-${concurrency}-${run}`, workflows, label, async (set, watch) => {
     const server = meterProcesses(ctx.env.plane.pids);
     await deleteWorkflows(ctx.env.cluster, set.workflows);
-    const r = await runCeilingProcess(ctx.env.plane, { context: SWEEPER, concurrency, namespace: set.namespace });
+    const r = await runCeilingProcess(ctx.env.plane, { context: ctx.env.contender, concurrency, namespace: set.namespace });
     await watch.waitFor(set.podNames, 60_000, label);
     const removed = set.podNames.length;
     series.add(concurrency, ratePerSecond(watch.timesOf(set.podNames)), [
@@ -107,7 +108,7 @@ function bestOf(runs: ControllerMeasured[]): ControllerMeasured {
 
 async function controllerRun(ctx: ScenarioContext, workflows: number, config: Config, run: string): Promise<ControllerMeasured> {
   return withOrphans(ctx, `s1-${config === TUNED ? 'tuned' : 'defaults'}-${run}`, workflows, config.label, async (set, watch) => {
-    const controller = await startController({ kubeconfig: ctx.env.plane.kubeconfigPath, context: SWEEPER, namespace: set.namespace, config });
+    const controller = await startController({ kubeconfig: ctx.env.plane.kubeconfigPath, context: ctx.env.contender, namespace: set.namespace, config });
     try {
       await controller.waitReady(READY_TIMEOUT_MS);
       const before = await controller.metrics();

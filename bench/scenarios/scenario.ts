@@ -1,13 +1,16 @@
 // What a scenario is: a numbered, named function that fills in its part of the report as it
 // goes, so that a failure half-way still leaves what was measured before it.
 import type { ControlPlaneOptions } from '../../src/testbed/control-plane.ts';
-import type { BenchEnv } from '../lib/env.ts';
+import type { BenchEnv, Identity } from '../lib/env.ts';
 import type { Goal, Row, Series } from '../lib/result.ts';
 
 /** LocalContext is what a scenario that needs no control plane gets. */
 export interface LocalContext {
   scale: number;
   log(message: string): void;
+  /** kubeVersions, identities: what --kube-version and --as asked for, if given (a scenario that starts its own control planes runs each). */
+  kubeVersions?: readonly string[];
+  identities?: readonly Identity[];
 }
 
 /** RealArgoContext: how many Workflows (of 5 pods) each real-Argo run creates (bench/scenarios/real-argo.ts). */

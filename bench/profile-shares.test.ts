@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import test from 'node:test';
-import { shares } from './profile-shares.ts';
+import { categorise, shares } from './profile-shares.ts';
 
 const frame = (functionName: string, url = '') => ({ functionName, url });
 
@@ -30,7 +30,7 @@ test('shares: a native leaf counts for the module that called it, a Node leaf fo
     'reconcile, decide, owners, records': 2,
     'the collector': 1,
     'watch decoding (src/kube/watch-stream)': 1,
-    'Node: http, net, tls, streams, zlib': 1,
+    'Node HTTP/TLS: called by our client, sending': 1,
   });
 });
 
@@ -38,5 +38,23 @@ test('shares without a window counts every sample', () => {
   const { busy, idle, byCategory } = shares(profile, null);
   assert.equal(busy, 8);
   assert.equal(idle, 2);
-  assert.equal(byCategory.get('Node: ticks, timers, microtasks'), 2);
+  assert.equal(byCategory.get('V8 and native code outside JS ((program))'), 2);
+});
+
+test('categorise splits Node\'s HTTP and TLS code by what its stack serves', () => {
+  const up = (...frames: Array<[string, string]>) => frames.map(([f, u]) => frame(f, u));
+  const read = ['onStreamRead', 'node:internal/stream_base_commons'] as [string, string];
+  // A watch's bytes reach our reader through Node's stream code: the reader is up the stack.
+  assert.equal(categorise(up(['push', 'node:internal/streams/readable'], ['lines', 'file:///app/src/kube/watch.ts'])), 'Node HTTP/TLS: called by the watch reader');
+  assert.equal(categorise(up(['write', 'node:net'], ['request', 'file:///app/dist/kube/client.js'])), 'Node HTTP/TLS: called by our client, sending');
+  assert.equal(categorise(up(['write', 'node:net'], ['patchOne', 'file:///app/bench/contenders/ceiling.ts'])), 'Node HTTP/TLS: called by our client, sending');
+  // Nothing of ours up the stack: the parser's callback, else what the socket did.
+  assert.equal(categorise(up(['parserOnHeadersComplete', 'node:_http_common'], ['socketOnData', 'node:_http_client'], read)), 'Node HTTP/TLS: response heads (one a request)');
+  assert.equal(categorise(up(['addChunk', 'node:internal/streams/readable'], ['parserOnBody', 'node:_http_common'], read)), 'Node HTTP/TLS: response bodies (watch events, drained answers)');
+  assert.equal(categorise(up(['socketOnData', 'node:_http_client'], read)), 'Node HTTP/TLS: socket reads, TLS decryption');
+  assert.equal(categorise(up(['writeUtf8String', ''], ['writeGeneric', 'node:internal/stream_base_commons'], ['clearBuffer', 'node:internal/streams/writable'])), 'Node HTTP/TLS: socket writes, TLS encryption');
+  assert.equal(categorise(up(['removeSocket', 'node:_http_agent'], ['emitFreeNT', 'node:_http_client'])), 'Node HTTP/TLS: the agent\'s socket hand-offs (assign, free, keep alive)');
+  // Our code at the leaf keeps its own category, whoever called it.
+  assert.equal(categorise(up(['parseWatchEvent', 'file:///app/dist/kube/watch-stream.js'], read)), 'watch decoding (src/kube/watch-stream)');
+  assert.equal(categorise(up(['mystery', 'file:///elsewhere.js'])), 'other');
 });

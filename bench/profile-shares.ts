@@ -7,26 +7,13 @@
 // Run: sh .ci/with-node24 node bench/profile-shares.ts FILE.cpuprofile [--from FUNCTION|--all]
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { byCategory, count, Stacks, type CallFrame, type CpuProfile } from './lib/cpuprofile.ts';
 
-interface CallFrame {
-  functionName: string;
-  url: string;
-}
-
-interface ProfileNode {
-  id: number;
-  callFrame: CallFrame;
-  children?: number[];
-}
-
-interface CpuProfile {
-  nodes: ProfileNode[];
-  samples: number[];
-  timeDeltas: number[];
-}
+/** NODE_IO: Node's HTTP, TLS and stream code, split by categorise into what its stack shows it serves. */
+const NODE_IO = 'Node: http, net, tls, streams, zlib';
 
 /** CATEGORIES, in the order they are tried on each frame; the first that matches names it. */
-const CATEGORIES: ReadonlyArray<[string, (f: CallFrame) => boolean]> = [
+export const CATEGORIES: ReadonlyArray<[string, (f: CallFrame) => boolean]> = [
   ['the collector', (f) => f.functionName === '(garbage collector)'],
   ['logging (pino, src/log)', (f) => /node_modules\/(pino|sonic-boom|thread-stream)|\/(src|dist)\/log/.test(f.url)],
   ['metrics (prom-client, src/metrics)', (f) => /node_modules\/prom-client|\/(src|dist)\/metrics\//.test(f.url)],
@@ -38,57 +25,71 @@ const CATEGORIES: ReadonlyArray<[string, (f: CallFrame) => boolean]> = [
   ['queue', (f) => /\/(src|dist)\/queue\//.test(f.url)],
   ['Events', (f) => /\/(src|dist)\/events\//.test(f.url)],
   ['reconcile, decide, owners, records', (f) => /\/(src|dist)\/(work|decide|owners|argo)\/|\/(src|dist)\/controller\/(cleanup|api)/.test(f.url)],
+  ['the bare loop\'s own code (bench/contenders/ceiling)', (f) => /\/bench\/contenders\/ceiling/.test(f.url)],
   ['our API client (src/kube)', (f) => /\/(src|dist)\/kube\//.test(f.url)],
   ['abort signals', (f) => /internal\/abort_controller/.test(f.url)],
-  ['Node: http, net, tls, streams, zlib', (f) => /^node:(_http_|http|https|net|tls|_tls_|stream|zlib|internal\/(streams|http|tls|net|stream_base|js_stream|zlib))/.test(f.url)],
-  ['Node: ticks, timers, microtasks', (f) => /^node:internal\/(process\/task_queues|timers)|^node:timers/.test(f.url) || f.functionName === '(program)'],
+  [NODE_IO, (f) => /^node:(_http_|http|https|net|tls|_tls_|stream|zlib|internal\/(streams|http|tls|net|stream_base|js_stream|zlib|dns))/.test(f.url)],
+  ['Node: ticks, timers, microtasks', (f) => /^node:internal\/(process\/task_queues|timers)|^node:timers/.test(f.url)],
+  ['Node: modules loaded and compiled', (f) => /^node:internal\/(modules|bootstrap)/.test(f.url)],
+  ['V8 and native code outside JS ((program))', (f) => f.functionName === '(program)'],
 ];
 
-/** shares: samples by category, between the first and last that ran `from` (every sample when null). */
+/** Our code that sends requests, or reads a watch: the callers that tell Node's I/O apart. */
+const SENDS = (f: CallFrame): boolean => /\/(src|dist)\/(kube\/(client|transport|metadata-api|http2)|controller\/cleanup|work\/)|\/bench\/contenders\/ceiling/.test(f.url);
+const WATCHES = (f: CallFrame): boolean => /\/(src|dist)\/(kube\/(watch|reflector)|cache\/)/.test(f.url);
+const named = (names: readonly string[]) => (f: CallFrame): boolean => names.includes(f.functionName);
+const HEADS = named(['parserOnHeadersComplete', 'parserOnIncomingClient']);
+const BODIES = named(['parserOnBody', 'parserOnMessageComplete']);
+const READS = named(['onStreamRead', 'onReadableStreamEnd']);
+const WRITES = named(['writeGeneric', 'writevGeneric', 'writeUtf8String', 'writeLatin1String', 'writeBuffer', 'writev', 'onWriteComplete']);
+const HAND_OFFS = named(['emitFreeNT', 'onSocketNT', 'tickOnSocket', 'removeSocket', 'keepSocketAlive', 'addRequest', 'createSocket']);
+
+/**
+ * categorise names the category of a sample from its frames, the leaf first: the first frame any
+ * category matches names it, so that a native leaf (JSON.parse, a write) counts for the module that
+ * called it. Node's HTTP and TLS code is split by what is further up its stack: our code sending a
+ * request or reading a watch; else the HTTP parser's callback (a response's head: one a request; a
+ * body: the watches' events and the drained answers); else a socket read (TLS decryption), a
+ * socket write (TLS encryption: a request's bytes, flushed once its socket is assigned), the
+ * agent's hand-off of a keep-alive socket from one request to the next, or the rest. The bare loop reads no watch, so the difference
+ * of the socket-read rows between the two is mostly the controller's watches.
+ */
+export function categorise(leafUp: readonly CallFrame[]): string {
+  for (let i = 0; i < leafUp.length; i++) {
+    const hit = CATEGORIES.find(([, test]) => test(leafUp[i]!));
+    if (hit === undefined) continue;
+    if (hit[0] !== NODE_IO) return hit[0];
+    const above = leafUp.slice(i + 1);
+    const first = above.findIndex((f) => SENDS(f) || WATCHES(f));
+    if (first >= 0) return WATCHES(above[first]!) ? 'Node HTTP/TLS: called by the watch reader' : 'Node HTTP/TLS: called by our client, sending';
+    const rest = leafUp.slice(i);
+    if (rest.some(HEADS)) return 'Node HTTP/TLS: response heads (one a request)';
+    if (rest.some(BODIES)) return 'Node HTTP/TLS: response bodies (watch events, drained answers)';
+    if (rest.some(READS)) return 'Node HTTP/TLS: socket reads, TLS decryption';
+    if (rest.some(WRITES)) return 'Node HTTP/TLS: socket writes, TLS encryption';
+    if (rest.some(HAND_OFFS)) return 'Node HTTP/TLS: the agent\'s socket hand-offs (assign, free, keep alive)';
+    return 'Node HTTP/TLS: the rest (stream ends, timeouts)';
+  }
+  return 'other';
+}
+
+/**
+ * shares: samples by category, between the first and last that ran `from` (every sample when
+ * null); the window is cut by sample, so that it needs no clock.
+ */
 export function shares(p: CpuProfile, from: string | null): { byCategory: Map<string, number>; busy: number; idle: number } {
-  const parent = new Map<number, ProfileNode>();
-  const byId = new Map(p.nodes.map((n) => [n.id, n]));
-  for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n);
-  const stackHas = (id: number, name: string): boolean => {
-    for (let n = byId.get(id); n !== undefined; n = parent.get(n.id)) if (n.callFrame.functionName === name) return true;
-    return false;
-  };
+  const stacks = new Stacks(p);
+  const runs = (id: number): boolean => from !== null && stacks.leafUp(id).some((f) => f.functionName === from);
   let first = 0;
   let last = p.samples.length - 1;
   if (from !== null) {
-    first = p.samples.findIndex((id) => stackHas(id, from));
+    first = p.samples.findIndex(runs);
     if (first < 0) throw new Error(`no sample ran ${from}`);
-    while (last > first && !stackHas(p.samples[last]!, from)) last--;
+    while (last > first && !runs(p.samples[last]!)) last--;
   }
-  const memo = new Map<number, string>();
-  const categoryOf = (id: number): string => {
-    const known = memo.get(id);
-    if (known !== undefined) return known;
-    let found = 'other';
-    for (let n = byId.get(id); n !== undefined; n = parent.get(n.id)) {
-      const hit = CATEGORIES.find(([, test]) => test(n.callFrame));
-      if (hit) {
-        found = hit[0];
-        break;
-      }
-    }
-    memo.set(id, found);
-    return found;
-  };
-  const byCategory = new Map<string, number>();
-  let idle = 0;
-  let busy = 0;
-  for (let i = first; i <= last; i++) {
-    const id = p.samples[i]!;
-    if (byId.get(id)?.callFrame.functionName === '(idle)') {
-      idle++;
-      continue;
-    }
-    busy++;
-    const c = categoryOf(id);
-    byCategory.set(c, (byCategory.get(c) ?? 0) + 1);
-  }
-  return { byCategory, busy, idle };
+  const cut: CpuProfile = { ...p, samples: p.samples.slice(first, last + 1), timeDeltas: p.samples.slice(first, last + 1).map(() => 0) };
+  const counted = count(cut);
+  return { byCategory: byCategory(p, counted, categorise), busy: counted.busy, idle: counted.idle };
 }
 
 function main(): void {

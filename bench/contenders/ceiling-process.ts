@@ -8,7 +8,12 @@ import type { CeilingResult } from './ceiling.ts';
 
 const MAIN = fileURLToPath(new URL('./ceiling-main.ts', import.meta.url));
 
-export type CeilingProcessResult = Omit<CeilingResult, 'patchMs'> & { cpuSeconds: number };
+/**
+ * CeilingProcessResult: the loop's counts, its CPU from its first request to its last answer (the
+ * main thread's apart), that window's ends on the monotonic clock in µs, and the process's PID
+ * (which names its .cpuprofile when BENCH_PROFILE_DIR is set).
+ */
+export type CeilingProcessResult = Omit<CeilingResult, 'patchMs'> & { cpuSeconds: number; mainThreadCpuSeconds: number; startedUs: number; endedUs: number; pid: number };
 
 export async function runCeilingProcess(
   plane: ControlPlane,
@@ -24,10 +29,10 @@ export async function runCeilingProcess(
   const how = await child.exited;
   const done = child.stdoutLines.map(parseDone).find((r) => r !== null);
   if (how !== 0 || done === undefined) throw new Error(`the bare loop exited (${how}) without its result:\n${child.tail()}`);
-  return done;
+  return { ...done, pid: child.pid };
 }
 
-function parseDone(line: string): CeilingProcessResult | null {
+function parseDone(line: string): Omit<CeilingProcessResult, 'pid'> | null {
   try {
     const v = JSON.parse(line) as Partial<CeilingProcessResult> & { event?: string };
     return v.event === 'done' && typeof v.cpuSeconds === 'number' ? (v as CeilingProcessResult) : null;

@@ -20,6 +20,8 @@ export interface Child {
   tail(): string;
   /** cpuSeconds is user plus system CPU time so far, from /proc/PID/stat; null once gone. */
   cpuSeconds(): number | null;
+  /** mainThreadCpuSeconds is the same for its main thread alone (the one V8's profiler samples); null once gone. */
+  mainThreadCpuSeconds(): number | null;
   /** rssBytes is the resident set size now, from /proc/PID/status; null once gone. */
   rssBytes(): number | null;
   /** peakRssBytes is the largest resident set size so far (VmHWM); null once gone. */
@@ -35,30 +37,37 @@ let hooked = false;
 const TICKS_PER_SECOND = 100;
 const TAIL_CHARS = 4000;
 
+/** PROFILED: the children BENCH_PROFILE_DIR profiles: the controllers and the bare loop in a process of its own. */
+const PROFILED = new Set(['controller', 'ceiling']);
+
 /**
- * profiling: with BENCH_PROFILE_DIR set, controllers run under V8's CPU profiler and write a
- * .cpuprofile there when they exit (Node refuses --cpu-prof in NODE_OPTIONS).
+ * profiling: with BENCH_PROFILE_DIR set, controllers and the bare loop run under V8's CPU profiler
+ * and write a .cpuprofile there when they exit (Node refuses --cpu-prof in NODE_OPTIONS), named
+ * with their PID; BENCH_PROFILE_INTERVAL_US sets the sampling interval (V8's default: 1,000 µs).
  */
-function profiling(name: string): string[] {
-  const dir = process.env['BENCH_PROFILE_DIR'];
-  return dir && name === 'controller' ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [];
+function profiling(name: string, env: NodeJS.ProcessEnv): string[] {
+  const dir = env['BENCH_PROFILE_DIR'];
+  if (!dir || !PROFILED.has(name)) return [];
+  const interval = env['BENCH_PROFILE_INTERVAL_US'];
+  return ['--cpu-prof', `--cpu-prof-dir=${dir}`, ...(interval ? [`--cpu-prof-interval=${interval}`] : [])];
 }
 
 /**
- * nodeFlags: BENCH_NODE_FLAGS, split at spaces, are given to controllers' node (e.g. --trace-gc,
- * whose lines BENCH_LOG_DIR keeps), for V8's flags that NODE_OPTIONS refuses.
+ * nodeFlags: BENCH_NODE_FLAGS, split at spaces, are given to the node of the controllers and of the
+ * bare loop in a process of its own (e.g. --trace-gc, whose lines BENCH_LOG_DIR keeps), for V8's
+ * flags that NODE_OPTIONS refuses.
  */
-function nodeFlags(name: string): string[] {
-  const flags = process.env['BENCH_NODE_FLAGS']?.trim();
-  return flags && name === 'controller' ? flags.split(/\s+/) : [];
+function nodeFlags(name: string, env: NodeJS.ProcessEnv): string[] {
+  const flags = env['BENCH_NODE_FLAGS']?.trim();
+  return flags && PROFILED.has(name) ? flags.split(/\s+/) : [];
 }
 
 /**
  * logging: with BENCH_LOG_DIR set, each child's whole output (stdout and stderr) is kept there as
  * NAME-PID.log, so that a slow pod can be traced through the controller's log after the run.
  */
-function logFile(name: string, pid: number): ((chunk: Buffer) => void) | null {
-  const dir = process.env['BENCH_LOG_DIR'];
+function logFile(name: string, pid: number, env: NodeJS.ProcessEnv): ((chunk: Buffer) => void) | null {
+  const dir = env['BENCH_LOG_DIR'];
   if (!dir) return null;
   const file = createWriteStream(join(dir, `${name}-${pid}.log`));
   return (chunk) => file.write(chunk);
@@ -67,11 +76,11 @@ function logFile(name: string, pid: number): ((chunk: Buffer) => void) | null {
 /** startNode runs `node script args…` with the benchmark's own Node binary. */
 export function startNode(name: string, script: string, args: string[], env: NodeJS.ProcessEnv = process.env): Child {
   hookExit();
-  const child = spawn(process.execPath, [...profiling(name), ...nodeFlags(name), script, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env });
+  const child = spawn(process.execPath, [...profiling(name, env), ...nodeFlags(name, env), script, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env });
   if (child.pid === undefined) throw new Error(`cannot start ${name}`);
   const pid = child.pid;
   live.set(pid, child);
-  const keep = logFile(name, pid);
+  const keep = logFile(name, pid, env);
   const stdoutLines: string[] = [];
   const listeners: ((line: string) => void)[] = [];
   let tail = '';
@@ -108,6 +117,7 @@ export function startNode(name: string, script: string, args: string[], env: Nod
     onLine: (l) => listeners.push(l),
     tail: () => tail,
     cpuSeconds: () => (gone ? null : cpuSecondsOf(pid)),
+    mainThreadCpuSeconds: () => (gone ? null : cpuSecondsOf(pid, pid)),
     rssBytes: () => (gone ? null : statusKiB(pid, 'VmRSS')),
     peakRssBytes: () => (gone ? null : statusKiB(pid, 'VmHWM')),
     stop: async (graceMs = 10_000) => {
@@ -123,10 +133,13 @@ export function startNode(name: string, script: string, args: string[], env: Nod
   };
 }
 
-/** cpuSecondsOf reads utime + stime of a process (fields 14 and 15 of /proc/PID/stat). */
-export function cpuSecondsOf(pid: number): number | null {
+/**
+ * cpuSecondsOf reads utime + stime of a process (fields 14 and 15 of /proc/PID/stat), or of one of
+ * its threads (/proc/PID/task/TID/stat; a process's main thread has TID = PID).
+ */
+export function cpuSecondsOf(pid: number, tid?: number): number | null {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const stat = readFileSync(tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`, 'utf8');
     // The command name (field 2) may hold spaces and parentheses: count fields after the last ')'.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;

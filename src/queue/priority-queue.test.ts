@@ -204,6 +204,39 @@ describe('PriorityQueue delays and backoff', { timeout: HANG_GUARD_MS }, () => {
     assert.equal(q.numRequeues('a'), 0);
   });
 
+  it('keeps when add() first asked for a key across retries and re-adds, until forget', async () => {
+    const { q, clock } = newQueue();
+    clock.advance(10.6);
+    q.addAfter('a', 1, 5);
+    assert.equal(q.addedSince('a'), undefined, 'only add() starts the time');
+    q.add('a', 1);
+    assert.equal(q.addedSince('a'), 10, 'whole milliseconds, rounded down');
+    clock.advance(20);
+    q.add('a', 0);
+    await q.get();
+    q.addRateLimited('a', 1);
+    q.done('a');
+    assert.equal(q.addedSince('a'), 10, 'a retry keeps it');
+    clock.advance(101); // the backoff's 100 ms, from 30.6, end at 131 (rounded up)
+    await q.get();
+    q.forget('a');
+    assert.equal(q.addedSince('a'), undefined, 'forget ends it');
+    q.add('a', 1);
+    q.done('a');
+    assert.equal(q.addedSince('a'), 131, 'added while in flight: a new time');
+    assert.equal(q.addedSince('b'), undefined);
+  });
+
+  it('holds a key for a fraction of a millisecond no less than asked', () => {
+    const { q, clock } = newQueue();
+    clock.advance(0.5);
+    q.addAfter('a', 1, 1.2);
+    clock.advance(1.2);
+    assert.equal(q.len(), 0, 'not ready at 1.7 ms: due at 2, rounded up');
+    clock.advance(0.3);
+    assert.equal(q.len(), 1);
+  });
+
   it('starts a forgotten key’s backoff from the base again', async () => {
     const { q, clock } = newQueue();
     q.addRateLimited('a', 1);

@@ -23,6 +23,12 @@
 //   event. releaseBackoffs() lifts the backoff holds when their cause is known to be over.
 // - shutDown() stops intake, and get() returns null from then on (what is still queued is
 //   dropped: the next start lists everything again); drain() waits for in-flight keys to be done.
+// - addedSince(key) is when add() first asked for the key's work since it was last forgotten, for
+//   a latency measured across retries: kept in the key's own entry rather than in a map of the
+//   caller's (about 60 bytes a queued key; BENCHMARKS.md, scenario 16).
+// - Times an entry keeps are whole milliseconds (due times rounded up, start times down), so that
+//   V8 holds them as small integers in the entry rather than as a 16-byte number each, for as long
+//   as the clock reads under 2^31 ms (24 days of a process's life; later they cost the 16 bytes).
 
 import { ExponentialBackoff, type ItemBackoff } from './backoff.ts';
 import { monotonicClock, type Clock } from './clock.ts';
@@ -69,6 +75,7 @@ interface Entry {
   holdUntil: number; // a retry's "not before" time; 0 when none
   heldBy: 'backoff' | 'server'; // what set holdUntil
   readySince: number; // when ready, for the queue-duration metric
+  addedSince: number; // when add() first asked for this work since forget(); -1 when not
   startedAt: number | null; // when handed to a worker; null when not in flight
   heapIndex: number;
   lane: Lane | null; // while in the ready queue
@@ -104,6 +111,7 @@ export class PriorityQueue {
     checkPriority(priority);
     if (this.#shutDown) return;
     const e = this.#entry(key);
+    if (e.addedSince < 0) e.addedSince = Math.floor(this.#clock.now());
     if (e.pending === 'ready') return this.#raise(e, priority);
     if (this.#held(e)) return this.#delayUntil(e, priority, e.holdUntil);
     if (e.pending === 'delayed') {
@@ -168,9 +176,21 @@ export class PriorityQueue {
     return this.#backoff.numRequeues(key);
   }
 
-  /** forget resets key's backoff; call it when the key's work succeeded (or is moot). */
+  /** forget resets key's backoff and addedSince; call it when the key's work succeeded (or is moot). */
   forget(key: string): void {
     this.#backoff.forget(key);
+    const e = this.#entries.get(key);
+    if (e !== undefined) e.addedSince = -1;
+  }
+
+  /**
+   * addedSince is when add() first asked for key's work since forget(key), on the queue's clock
+   * in whole milliseconds; undefined when the queue holds no such time (only addAfter or a retry
+   * queued it, or the key is not held). The work's latency counts from here, across retries.
+   */
+  addedSince(key: string): number | undefined {
+    const since = this.#entries.get(key)?.addedSince;
+    return since === undefined || since < 0 ? undefined : since;
   }
 
   /**
@@ -300,7 +320,7 @@ export class PriorityQueue {
   /** #hold sets key's "not before" time, ms from now, and delays its pending work until then. */
   #hold(key: string, priority: number, ms: number, by: Entry['heldBy']): void {
     const e = this.#entry(key);
-    e.holdUntil = this.#clock.now() + Math.max(0, ms);
+    e.holdUntil = Math.ceil(this.#clock.now() + Math.max(0, ms));
     e.heldBy = by;
     if (e.pending === 'ready') {
       // Added again while in flight (or queued): that work, too, waits for the hold.
@@ -318,6 +338,7 @@ export class PriorityQueue {
 
   /** #delayUntil delays e's pending work until `at`, or keeps an earlier time; the most urgent priority wins. */
   #delayUntil(e: Entry, priority: number, at: number): void {
+    at = Math.ceil(at);
     if (e.pending === 'delayed') {
       e.priority = Math.min(e.priority, priority);
       if (at < e.readyAt) {
@@ -337,7 +358,7 @@ export class PriorityQueue {
   #entry(key: string): Entry {
     let e = this.#entries.get(key);
     if (!e) {
-      e = { key, pending: 'none', priority: 0, seq: 0, readyAt: 0, holdUntil: 0, heldBy: 'backoff', readySince: 0, startedAt: null, heapIndex: -1, lane: null };
+      e = { key, pending: 'none', priority: 0, seq: 0, readyAt: 0, holdUntil: 0, heldBy: 'backoff', readySince: 0, addedSince: -1, startedAt: null, heapIndex: -1, lane: null };
       this.#entries.set(key, e);
     }
     return e;
@@ -347,7 +368,7 @@ export class PriorityQueue {
     e.pending = 'ready';
     e.priority = priority;
     e.seq = this.#seq++;
-    e.readySince = this.#clock.now();
+    e.readySince = Math.floor(this.#clock.now());
     this.#observer.added(priority);
     this.#count(priority, 1);
     if (e.startedAt === null) this.#ready.push(e);

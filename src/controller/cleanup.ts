@@ -59,7 +59,10 @@ export class Cleanup {
   readonly #reconciler: Reconciler;
   /** Pod UID → when first observed, on the owner resolver's clock (see owner-resolver.ts). */
   readonly #firstSeen = new Map<string, number>();
-  /** Key → when first queued, for the removal latency; cleared when the key's work ends. */
+  /**
+   * Key → when first queued (the queue's addedSince), for the keys in flight only: read as a
+   * worker takes the key, since the outcome's forget clears it in the queue before it is counted.
+   */
   readonly #queuedAt = new Map<string, number>();
   /** UIDs of the pods an unattributable-pod Event was written for: one Event per pod, not per resync. */
   readonly #reportedUnattributable = new Set<string>();
@@ -122,7 +125,6 @@ export class Cleanup {
    */
   dropPending(): void {
     this.queue.dropPending();
-    for (const key of this.#queuedAt.keys()) if (!this.queue.has(key)) this.#queuedAt.delete(key);
   }
 
   /**
@@ -201,7 +203,6 @@ export class Cleanup {
   }
 
   enqueue(key: string, priority: number): void {
-    if (!this.#queuedAt.has(key)) this.#queuedAt.set(key, performance.now());
     this.queue.add(key, priority);
   }
 
@@ -253,7 +254,11 @@ export class Cleanup {
     return runWorkers({
       queue: this.queue,
       workers: this.#o.settings.podCleanupWorkers,
-      reconcile: (key, priority, signal) => this.#reconciler.reconcile(key, priority, signal),
+      reconcile: (key, priority, signal) => {
+        const since = this.queue.addedSince(key);
+        if (since !== undefined) this.#queuedAt.set(key, since);
+        return this.#reconciler.reconcile(key, priority, signal);
+      },
       stop: opts.stop,
       abort: opts.abort,
       ...(opts.shouldRequeue !== undefined ? { shouldRequeue: opts.shouldRequeue } : {}),
@@ -269,7 +274,7 @@ export class Cleanup {
     if (outcome.conflicts > 0) for (let i = 0; i < outcome.conflicts; i++) metrics.conflict();
     const queuedAt = this.#queuedAt.get(key);
     const latency = queuedAt === undefined ? seconds : (performance.now() - queuedAt) / 1000;
-    if (outcome.kind !== 'retry') this.#queuedAt.delete(key);
+    this.#queuedAt.delete(key);
 
     if (outcome.kind === 'kept' && outcome.why === 'owner-alive-offloaded') this.#offloadedPod(key, true);
     else if (outcome.kind !== 'recheck') this.#offloadedPod(key, false);

@@ -15,7 +15,7 @@
 // LABEL.cpuprofile, LABEL.folded (one stack a line with its samples: flamegraph.pl, inferno and
 // speedscope read it), LABEL.svg, LABEL.run.json, and table.md, the per-removal comparison.
 // --analyse DIR re-reads runs already made (several folders: their runs side by side).
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -64,7 +64,7 @@ async function main(): Promise<number> {
   });
   if (values.help) return usage(null);
   if (values.analyse !== undefined) {
-    const runs = values.analyse.flatMap((dir) => readRuns(resolve(dir)));
+    const runs = controllersFirst(values.analyse.flatMap((dir) => readRuns(resolve(dir))));
     const out = values.out === undefined ? resolve(values.analyse[0]!) : resolve(values.out);
     console.log(report(runs, out));
     return 0;
@@ -110,7 +110,7 @@ async function main(): Promise<number> {
   } finally {
     await env.stop();
   }
-  console.log(report(runs.map((r) => ({ run: r, dir: out })), out));
+  console.log(report(controllersFirst(runs.map((r) => ({ run: r, dir: out }))), out));
   console.error(`flame: written to ${out}`);
   return 0;
 }
@@ -255,10 +255,13 @@ function difference(after: number | null, before: number | null): number | null 
 
 /**
  * findByPid finds the file a child wrote, named with its PID: V8's CPU.DATE.TIME.PID.THREAD.N.cpuprofile
- * of its main thread (thread 0; pino's worker writes one of its own), child.ts's NAME-PID.log.
+ * of its main thread (thread 0; pino's worker writes one of its own), child.ts's NAME-PID.log. The
+ * controller re-executes itself under the same PID to set V8's flags (src/commands/runtime-tuning.ts),
+ * and its first image writes a profile too, of its start alone: the last written is the controller's.
  */
 function findByPid(dir: string, pid: number, ext: string): string {
-  const name = readdirSync(dir).find((f) => f.endsWith(ext) && (f.includes(`.${pid}.0.`) || f.endsWith(`-${pid}${ext}`)));
+  const names = readdirSync(dir).filter((f) => f.endsWith(ext) && (f.includes(`.${pid}.0.`) || f.endsWith(`-${pid}${ext}`)));
+  const name = names.sort((a, b) => statSync(join(dir, a)).mtimeMs - statSync(join(dir, b)).mtimeMs).at(-1);
   if (name === undefined) throw new Error(`no ${ext} of PID ${pid} in ${dir}`);
   return join(dir, name);
 }
@@ -266,8 +269,12 @@ function findByPid(dir: string, pid: number, ext: string): string {
 function readRuns(dir: string): Array<{ run: FlameRun; dir: string }> {
   return readdirSync(dir)
     .filter((f) => f.endsWith('.run.json'))
-    .map((f) => ({ run: JSON.parse(readFileSync(join(dir, f), 'utf8')) as FlameRun, dir }))
-    .sort((a, b) => Number(a.run.kind === 'loop') - Number(b.run.kind === 'loop'));
+    .map((f) => ({ run: JSON.parse(readFileSync(join(dir, f), 'utf8')) as FlameRun, dir }));
+}
+
+/** controllersFirst: the controllers in the order given, the loop last, so that "difference" is a controller less the loop. */
+function controllersFirst<T extends { run: FlameRun }>(runs: T[]): T[] {
+  return [...runs].sort((a, b) => Number(a.run.kind === 'loop') - Number(b.run.kind === 'loop'));
 }
 
 /** report writes each run's folded stacks and SVG and the table of them all; returns the table. */

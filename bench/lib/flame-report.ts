@@ -65,8 +65,7 @@ export function analyseRun(run: FlameRun, dir: string, out: string): Summary {
   const counted = count(profile, window);
   const folded = fold(profile, counted);
   writeFileSync(join(out, `${run.label}.folded`), `${folded.join('\n')}\n`);
-  const colourKey = (stack: readonly string[]): string => stack.at(-1) ?? '';
-  writeFileSync(join(out, `${run.label}.svg`), flameSvg(folded, { title: `${run.label}: scenario ${run.scenario} at scale ${run.scale}, ${run.removals.toLocaleString('en-US')} removals, ${run.window.what}`, colourKey }));
+  writeFileSync(join(out, `${run.label}.svg`), flameSvg(folded, { title: `${run.label}: scenario ${run.scenario} at scale ${run.scale}, ${run.removals.toLocaleString('en-US')} removals, ${run.window.what}` }));
   let log = '';
   try {
     log = readFileSync(join(dir, run.log), 'utf8');

@@ -1,8 +1,9 @@
 // flameSvg draws folded stacks (cpuprofile.ts's fold) as a static SVG flame graph: the root at the
 // bottom, each frame as wide as its samples, callees above callers, siblings sorted by name as in
-// flamegraph.pl; a frame's tooltip gives its samples and share. Colours follow `colourKey` (our
-// categories), so that two graphs side by side colour the same work alike. Written here because no
-// npm package draws an SVG from folded stacks without a browser or a profiler toolchain of its own.
+// flamegraph.pl; a frame's tooltip gives its samples and share. A frame's colour tells where its
+// code lives (Node's own, ours, a dependency's, V8's) and, within that, which module, so that two
+// graphs side by side colour the same work alike. Written here because no npm package draws an SVG
+// from folded stacks without a browser or a profiler toolchain of its own.
 
 interface Frame {
   name: string;
@@ -13,8 +14,6 @@ interface Frame {
 export interface SvgOptions {
   title: string;
   width?: number;
-  /** colourKey gives the key a frame is coloured by, from its stack (root first); default its name. */
-  colourKey?: (stack: readonly string[]) => string;
 }
 
 const ROW = 16;
@@ -51,27 +50,26 @@ export function flameSvg(lines: readonly string[], o: SvgOptions): string {
   const height = (depth + 1) * ROW + 3 * ROW;
   const scale = root.samples === 0 ? 0 : inner / root.samples;
   const rects: string[] = [];
-  const draw = (f: Frame, x: number, level: number, stack: string[]): void => {
+  const draw = (f: Frame, x: number, level: number): void => {
     const w = f.samples * scale;
     if (w < MIN_PX) return;
     const y = height - 2 * ROW - level * ROW;
-    const key = o.colourKey?.(stack) ?? f.name;
     const share = ((100 * f.samples) / root.samples).toFixed(2);
     const chars = Math.floor((w - 4) / CHAR_PX);
     const label = chars < 3 ? '' : f.name.length <= chars ? f.name : `${f.name.slice(0, chars - 2)}..`;
     rects.push(
       `<g><title>${escape(f.name)} (${f.samples.toLocaleString('en-US')} samples, ${share} %)</title>` +
-        `<rect x="${(pad + x).toFixed(2)}" y="${y}" width="${w.toFixed(2)}" height="${ROW - 1}" fill="${colour(key)}" rx="1"/>` +
+        `<rect x="${(pad + x).toFixed(2)}" y="${y}" width="${w.toFixed(2)}" height="${ROW - 1}" fill="${colour(f.name)}" rx="1"/>` +
         (label === '' ? '' : `<text x="${(pad + x + 2).toFixed(2)}" y="${y + ROW - 4}">${escape(label)}</text>`) +
         '</g>',
     );
     let cx = x;
     for (const c of [...f.children.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
-      draw(c, cx, level + 1, [...stack, c.name]);
+      draw(c, cx, level + 1);
       cx += c.samples * scale;
     }
   };
-  draw(root, 0, 0, []);
+  draw(root, 0, 0);
   return [
     `<?xml version="1.0" standalone="no"?>`,
     `<svg version="1.1" width="${width}" height="${height}" xmlns="http://www.w3.org/2000/svg" font-family="Verdana, sans-serif" font-size="${FONT}">`,
@@ -89,12 +87,18 @@ function depthOf(f: Frame): number {
   return d;
 }
 
-/** colour: a warm colour fixed by the key's hash, so that a key has one colour in every graph. */
-function colour(key: string): string {
+/**
+ * colour: the hue says where a frame's code lives (labels are "NAME PLACE:LINE", cpuprofile.ts's
+ * frameLabel): Node's own orange, ours green, a dependency's blue, V8's (the collector, native
+ * code) red; the module's hash shades it, the same in every graph.
+ */
+export function colour(label: string): string {
+  const place = /\s(\S+):\d+$/.exec(label)?.[1] ?? '';
+  const module = place.replace(/\/[^/]*$/, '');
+  const hue = place.startsWith('node:') ? 30 : /^(src|dist|bench)\//.test(place) ? 110 : place !== '' ? 210 : 0;
   let h = 2166136261;
-  for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 16777619);
-  const u = (h >>> 0) / 2 ** 32;
-  return `hsl(${Math.round(10 + u * 50)}, ${Math.round(70 + ((h >>> 8) & 15))}%, ${Math.round(55 + ((h >>> 16) & 15))}%)`;
+  for (let i = 0; i < module.length; i++) h = Math.imul(h ^ module.charCodeAt(i), 16777619);
+  return `hsl(${hue + ((h >>> 0) % 24) - 12}, ${place === '' ? 60 : 70}%, ${55 + ((h >>> 8) % 20)}%)`;
 }
 
 function escape(s: string): string {

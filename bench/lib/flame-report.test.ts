@@ -11,13 +11,13 @@ const run = (label: string, removals: number, mainThreadCpuSeconds: number, cpuS
 // The controller: 1,000 removals, 2 s on its main thread, 400 of its 1,000 busy samples in the
 // collector; the loop: 2,000 removals, 1 s, no collector.
 const controller: Summary = {
-  run: run('controller', 1_000, 2, 2.5), busy: 1_000, idle: 0,
+  run: run('controller', 1_000, 2, 2.5), busy: 1_000, idle: 0, intervalUs: 1_000,
   categories: new Map([['the collector', 400], ['logging (pino, src/log)', 600]]),
   self: new Map([['(garbage collector)', 400], ['write', 600]]),
   gc: { Scavenge: 30, 'Mark-Compact': 10 },
 };
 const loop: Summary = {
-  run: run('loop', 2_000, 1, 1.2), busy: 500, idle: 0,
+  run: run('loop', 2_000, 1, 1.2), busy: 500, idle: 0, intervalUs: 1_000,
   categories: new Map([['logging (pino, src/log)', 500]]),
   self: new Map([['write', 500]]),
   gc: {},
@@ -42,6 +42,7 @@ test('renderTable: per removal, side by side, the first less the second, rows by
   assert.match(t, /\| {3}logging \(pino, src\/log\) \| 1200 \| 500 \| \+700 \|/);
   assert.ok(t.indexOf('the collector |') < t.indexOf('logging (pino'), 'the larger difference first');
   assert.match(t, /\| `write` \| 1200\.0 \| 500\.0 \| \+700\.0 \|/);
+  assert.match(t, /- controller: .* 1,000 busy samples \(0 idle\) every 1000 µs, sampled busy time 0\.50 × the main thread's CPU\./);
 });
 
 test('parseGcTrace: pauses by kind within the window, and incremental marking\'s steps', () => {

@@ -39,6 +39,8 @@ export interface Summary {
   run: FlameRun;
   busy: number;
   idle: number;
+  /** intervalUs: the sampling interval, the median of V8's time deltas. */
+  intervalUs: number;
   categories: Map<string, number>;
   self: Map<string, number>;
   gc: GcPauses;
@@ -74,7 +76,9 @@ export function analyseRun(run: FlameRun, dir: string, out: string): Summary {
   }
   // --trace-gc counts ms from the isolate's start, which the profile's start follows within a few ms.
   const gc = parseGcTrace(log, (window.fromUs - start) / 1000, (window.toUs - start) / 1000);
-  return { run, busy: counted.busy, idle: counted.idle, categories: byCategory(profile, counted, categorise), self: selfTimes(profile, counted), gc };
+  const deltas = [...profile.timeDeltas].sort((a, b) => a - b);
+  const intervalUs = deltas[Math.floor(deltas.length / 2)] ?? 0;
+  return { run, busy: counted.busy, idle: counted.idle, intervalUs, categories: byCategory(profile, counted, categorise), self: selfTimes(profile, counted), gc };
 }
 
 /** usPerRemoval: `samples` of a run's busy ones, as CPU µs per removal of its main thread. */
@@ -110,7 +114,7 @@ export function renderTable(summaries: readonly Summary[]): string {
   };
   const per = (s: Summary, seconds: number | null): number | null => (seconds === null ? null : (seconds * 1e6) / s.run.removals);
   const lines = [
-    ...summaries.map((s) => `- ${s.run.label}: ${s.run.removals.toLocaleString('en-US')} removals at ${s.run.rate === null ? '–' : s.run.rate.toFixed(0)}/s, ${s.run.note}; window ${s.run.window.what}, ${s.busy.toLocaleString('en-US')} busy samples (${s.idle.toLocaleString('en-US')} idle).`),
+    ...summaries.map((s) => `- ${s.run.label}: ${s.run.removals.toLocaleString('en-US')} removals at ${s.run.rate === null ? '–' : s.run.rate.toFixed(0)}/s, ${s.run.note}; window ${s.run.window.what}, ${s.busy.toLocaleString('en-US')} busy samples (${s.idle.toLocaleString('en-US')} idle) every ${s.intervalUs} µs${sampledToCpu(s)}.`),
     '',
     head,
     row('removals a second', summaries.map((s) => s.run.rate)),
@@ -132,6 +136,18 @@ export function renderTable(summaries: readonly Summary[]): string {
   lines.push('', `| self time, µs per removal (top ${TOP_FUNCTIONS}${diff ? ' by difference' : ''}) | ${heads.join(' | ')} |${diff ? ' difference |' : ''}\n| --- |${' ---: |'.repeat(heads.length + (diff ? 1 : 0))}`);
   for (const f of top) lines.push(row(`\`${f.replaceAll('|', '\\|')}\``, byFn(f), 1));
   return lines.join('\n');
+}
+
+/**
+ * sampledToCpu: the busy samples' time (samples × interval) over the main thread's CPU. A thread
+ * blocked in a system call (a write to a full pipe) is sampled in it though it spends no CPU, and
+ * the sampler misses ticks while cores are short: well above 1, a category that blocks is
+ * overstated and the others understated; below 1, ticks were missed, which skews no share.
+ */
+function sampledToCpu(s: Summary): string {
+  const cpu = s.run.mainThreadCpuSeconds;
+  if (cpu === null || cpu === 0) return '';
+  return `, sampled busy time ${((s.busy * s.intervalUs) / 1e6 / cpu).toFixed(2)} × the main thread's CPU`;
 }
 
 /** sortByDifference: the first run less the second, largest first (by the first run's alone, or when there is one run). */

@@ -3,13 +3,13 @@
 // merge patch. A 409 means the pod changed under us: re-read it, decide again (it may no longer
 // qualify), and retry with jittered backoff. The result tells the worker what to do with the key.
 
-import pRetry from 'p-retry';
 import { decide, recordedByLabel, type Evidence, type Policy, type WaitReason } from '../decide/decide.ts';
 import type { OwnerState } from '../decide/decide.ts';
 import type { RecordVerdict } from '../argo/workflow-records.ts';
 import type { PodMeta } from '../kube/objects.ts';
 import type { Reason } from '../config/settings.ts';
 import { removalPatch, type RemovalPatch } from './removal-patch.ts';
+import { retryInPlace } from './retry-in-place.ts';
 
 /** FailureKind is how the reconcile step treats an API error. */
 export type FailureKind = 'not-found' | 'not-served' | 'conflict' | 'throttled' | 'transient' | 'forbidden' | 'rejected';
@@ -85,6 +85,10 @@ export interface ReconcilerOptions {
 /** TryAgain, thrown inside the retry loop, goes round again: conflicts and transient errors. */
 class TryAgain extends Error {}
 
+function isTryAgain(err: unknown): boolean {
+  return err instanceof TryAgain;
+}
+
 /** Refused, thrown inside the retry loop, ends it: the API refused for good. */
 class Refused extends Error {}
 
@@ -124,13 +128,12 @@ export class Reconciler {
 
     const state: Attempt = { pod: cached, observedAt: this.#o.observedAt(cached), attempts: 0, conflicts: 0, reason: null };
     try {
-      return await pRetry(() => this.#attempt(state, priority, signal), {
+      return await retryInPlace(() => this.#attempt(state, priority, signal), {
         retries: this.#o.retries ?? 4,
-        minTimeout: this.#o.minRetryDelayMs ?? 25,
-        maxTimeout: 1_000,
-        randomize: true,
+        minDelayMs: this.#o.minRetryDelayMs ?? 25,
+        maxDelayMs: 1_000,
+        again: isTryAgain,
         signal,
-        shouldRetry: ({ error }) => error instanceof TryAgain,
       });
     } catch (err) {
       const error = err instanceof Error ? err.message : String(err);

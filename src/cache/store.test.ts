@@ -2,6 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { PodStore, Store } from './store.ts';
 import { objectKey, type PodMeta } from '../kube/objects.ts';
+import { toPodMeta } from './trim.ts';
+import { ARGO_CONVENTIONS, DEFAULTS } from '../config/settings.ts';
 
 function pod(name: string, ownerUid: string | null, over: Partial<PodMeta> = {}): PodMeta {
   return {
@@ -147,4 +149,21 @@ test('countIn and ownersNamedIn count per namespace, and forget a namespace empt
   pods.delete('a/p2');
   pods.delete('a/p3');
   assert.deepEqual([pods.ownersNamedIn('a'), pods.countIn('a')], [0, 0]);
+});
+
+test('a pod trimmed for the store keeps the time its UID was first seen, rounded up, across versions; a new UID under the name is seen anew', () => {
+  let now = 1000.2;
+  const store = new PodStore(() => now);
+  const trim = (uid: string, resourceVersion: string) =>
+    toPodMeta({ metadata: { namespace: 'ns', name: 'p', uid, resourceVersion } }, { conventions: ARGO_CONVENTIONS, owner: DEFAULTS.owner, owners: store });
+  const first = trim('u1', '1');
+  assert.equal(first.seenAt, 1001, 'whole milliseconds, never before the pod was in hand');
+  store.set(first);
+  now = 5000;
+  const update = trim('u1', '2');
+  assert.equal(update.seenAt, 1001, 'an update keeps the first time');
+  store.set(update);
+  assert.equal(trim('u2', '3').seenAt, 5000, 'a pod re-created under the name is another pod');
+  store.delete('ns/p');
+  assert.equal(trim('u1', '4').seenAt, 5000, 'once deleted, the UID is seen anew');
 });

@@ -86,9 +86,16 @@ export class Store<T extends Keyed> {
  * a pod. It holds the pods themselves, not their keys, for the same reason as the Store.
  */
 export class PodStore extends Store<PodMeta> implements OwnerTable {
+  /** now is the clock of first-seen times: the owners' (src/owners/resolver.ts), performance.now(). */
+  readonly #now: () => number;
   readonly #byOwner = new Map<string, { owner: Owner; pods: Set<PodMeta>; namespace: string }>();
   /** How many distinct owner UIDs the pods of each namespace name (counted in the first naming pod's namespace). */
   readonly #ownersIn = new Map<string, number>();
+
+  constructor(now: () => number = () => performance.now()) {
+    super();
+    this.#now = now;
+  }
 
   override set(pod: PodMeta): PodMeta | undefined {
     const old = super.set(pod);
@@ -128,6 +135,17 @@ export class PodStore extends Store<PodMeta> implements OwnerTable {
   shared(name: string, uid: string): Owner | undefined {
     const owner = this.#byOwner.get(uid)?.owner;
     return owner?.name === name ? owner : undefined;
+  }
+
+  /**
+   * firstSeen is when the pod of this UID was first seen: the time the cached version of it
+   * carries, else now, rounded up to a whole millisecond. Rounding up only makes a pod look
+   * observed later, so that fewer reads count as started after it (resolver.ts: a read speaks for
+   * the pods observed before it started); whole milliseconds are small integers for V8.
+   */
+  firstSeen(namespace: string, name: string, uid: string): number {
+    const cached = this.find(namespace, name);
+    return cached?.uid === uid && cached.seenAt !== undefined ? cached.seenAt : Math.ceil(this.#now());
   }
 
   #index(pod: PodMeta): void {

@@ -43,6 +43,7 @@ test('a pod trims to identity, creation time, finalizers in order, the two label
     workflowLabel: 'wf',
     owner: { name: 'wf', uid: 'wf-uid' },
     nodeId: 'wf-1',
+    seenAt: undefined,
   });
 });
 
@@ -163,7 +164,7 @@ test('trimmed pods are frozen, finalizers and owner included', () => {
 
 test('an owner table supplies the owner reference when name and UID match; the workflow label shares its name', () => {
   const held = Object.freeze({ name: 'wf', uid: 'wf-uid' });
-  const owners = { shared: (name: string, uid: string) => (name === held.name && uid === held.uid ? held : undefined) };
+  const owners = { shared: (name: string, uid: string) => (name === held.name && uid === held.uid ? held : undefined), firstSeen: () => 7 };
   const pod = toPodMeta(wirePod(), { ...opts, owners });
   assert.equal(pod.owner, held);
   assert.equal(pod.workflowLabel, 'wf');
@@ -171,6 +172,7 @@ test('an owner table supplies the owner reference when name and UID match; the w
   assert.notEqual(other.owner, held);
   assert.deepEqual(other.owner, { name: 'wf-2', uid: 'wf-uid' }, 'the pod\'s own reference, never the table\'s under another name');
   assert.equal(other.workflowLabel, 'wf', 'the label as the pod carries it');
+  assert.equal(pod.seenAt, 7, 'the table\'s first-seen time');
 });
 
 test('pods with the same finalizers share one frozen list; a different list is its own', () => {

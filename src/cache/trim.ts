@@ -15,9 +15,14 @@ export class InvalidObjectError extends Error {
 /** Owner is a pod's trimmed owner reference. */
 export type Owner = NonNullable<PodMeta['owner']>;
 
-/** OwnerTable hands out an owner reference already held for this name and UID, if any (PodStore). */
+/**
+ * OwnerTable is the cache a pod is trimmed for (PodStore): it hands out an owner reference already
+ * held for this name and UID, if any, and the time the pod of this UID was first seen.
+ */
 export interface OwnerTable {
   shared(name: string, uid: string): Owner | undefined;
+  /** firstSeen is the seenAt of the cached pod of this name if it has this UID, else now. */
+  firstSeen(namespace: string, name: string, uid: string): number;
 }
 
 export interface PodTrimOptions {
@@ -25,7 +30,7 @@ export interface PodTrimOptions {
   finalizer?: string;
   conventions: Conventions;
   owner: OwnerResource;
-  /** owners, when given, supply the owner reference to share (the cache's PodStore). */
+  /** owners, when given, supply the owner reference to share and the first-seen time (the cache's PodStore). */
   owners?: OwnerTable;
 }
 
@@ -40,12 +45,14 @@ export function toPodMeta(obj: MetaObject, opts: PodTrimOptions): PodMeta {
   const completedLabel = internOrNull(labelOf(meta, opts.conventions.completedLabel));
   const finalizers = sharedList(finalizersOf(meta, opts.finalizer));
   const name = required(meta, 'name');
+  const namespace = intern(required(meta, 'namespace'));
+  const uid = required(meta, 'uid');
   // Only a pod that may wait for its node needs its node ID: the rest of the cache goes without.
   const mayWait = completedLabel !== 'true' && opts.finalizer !== undefined && finalizers.includes(opts.finalizer);
   const pod: PodMeta = {
-    namespace: intern(required(meta, 'namespace')),
+    namespace,
     name,
-    uid: required(meta, 'uid'),
+    uid,
     resourceVersion: required(meta, 'resourceVersion'),
     deletionTimestamp: deletionTimestampOf(meta),
     createdAt: creationTimestampOf(meta),
@@ -54,6 +61,8 @@ export function toPodMeta(obj: MetaObject, opts: PodTrimOptions): PodMeta {
     workflowLabel: workflowLabel === owner?.name ? owner.name : workflowLabel,
     owner,
     nodeId: mayWait && owner !== null ? nodeIdOf(annotationsOf(meta), owner.name) : null,
+    // In the literal even when undefined: a field added later would cost the pod a property array.
+    seenAt: opts.owners?.firstSeen(namespace, name, uid),
   };
   return Object.freeze(pod);
 }

@@ -62,6 +62,14 @@ export interface PodMeta {
    * not labelled recorded; null otherwise.
    */
   nodeId: string | null;
+  /**
+   * When the cache first held a pod of this UID: milliseconds on the monotonic clock
+   * (performance.now()), rounded up, a small integer for V8 for the first 24 days of a process.
+   * Kept from version to version of the pod (PodStore.firstSeen), so that each pod carries its
+   * first-seen time rather than a map of them per UID (about 60 bytes a pod). Absent when no
+   * cache trimmed the pod (the sweep, tests): the cleanup keeps its own time then.
+   */
+  seenAt?: number | undefined;
 }
 
 /** WorkflowMeta is the trimmed owner (Workflow) the cache holds. */

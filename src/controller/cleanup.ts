@@ -57,7 +57,10 @@ export class Cleanup {
   readonly policy: Policy;
   readonly #o: CleanupOptions;
   readonly #reconciler: Reconciler;
-  /** Pod UID → when first observed, on the owner resolver's clock (see owner-resolver.ts). */
+  /**
+   * Pod UID → when first observed, on the owner resolver's clock (see owner-resolver.ts), for the
+   * pods that do not carry that time themselves (PodMeta.seenAt: every pod of the controller's cache).
+   */
   readonly #firstSeen = new Map<string, number>();
   /**
    * Key → when first queued (the queue's addedSince), for the keys in flight only: read as a
@@ -116,7 +119,7 @@ export class Cleanup {
 
   /** noteSeen records when a pod (its UID) was first seen: owner reads are matched against it. */
   noteSeen(pod: PodMeta): void {
-    if (!this.#firstSeen.has(pod.uid)) this.#firstSeen.set(pod.uid, this.owners.now());
+    if (pod.seenAt === undefined && !this.#firstSeen.has(pod.uid)) this.#firstSeen.set(pod.uid, this.owners.now());
   }
 
   /**
@@ -150,7 +153,11 @@ export class Cleanup {
   }
 
   #observedAt(pod: PodMeta): number {
-    return this.#firstSeen.get(pod.uid) ?? this.owners.now();
+    return this.#seenAt(pod) ?? this.owners.now();
+  }
+
+  #seenAt(pod: PodMeta): number | undefined {
+    return pod.seenAt ?? this.#firstSeen.get(pod.uid);
   }
 
   /** #firstDryRun notes that key's pod would be removed, and says whether that is news. */
@@ -179,7 +186,7 @@ export class Cleanup {
 
   /** triage decides from the cache alone and queues what may be removed, at its urgency. */
   triage(pod: PodMeta): Decision {
-    const d = decide(pod, this.owners.cachedState(pod, this.#firstSeen.get(pod.uid)), Date.now(), this.policy);
+    const d = decide(pod, this.owners.cachedState(pod, this.#seenAt(pod)), Date.now(), this.policy);
     if (isActionable(d)) {
       if (!this.#wouldRemove.has(pod.uid)) this.enqueue(objectKey(pod), d.priority);
     } else if (d.action === 'wait' && d.why === 'unattributable' && !this.#reportedUnattributable.has(pod.uid)) {

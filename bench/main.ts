@@ -27,8 +27,9 @@ import { guardrail } from './scenarios/guardrail.ts';
 import { queueFairness } from './scenarios/queue-fairness.ts';
 import { backlog } from './scenarios/backlog.ts';
 import { defaultsSweep } from './scenarios/defaults-sweep.ts';
+import { failover } from './scenarios/failover.ts';
 
-const SCENARIOS: Scenario[] = [massOrphaning, orphansFirst, churn, conflicts, memoryBandwidth, startup, sweep, goodNeighbour, atScale, budgetOverhead, soak, argoLagging, guardrail, decodeStall, queueFairness, backlog, defaultsSweep];
+const SCENARIOS: Scenario[] = [massOrphaning, orphansFirst, churn, conflicts, memoryBandwidth, startup, sweep, goodNeighbour, atScale, budgetOverhead, soak, argoLagging, guardrail, decodeStall, queueFairness, backlog, failover, defaultsSweep];
 
 /** Real Argo's runs: 200 Workflows of 5 pods take a few minutes each on 2 shared cores (../shared/REAL-ARGO.md). */
 const REAL_ARGO_WORKFLOWS = 200;

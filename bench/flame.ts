@@ -14,7 +14,8 @@
 // Every run writes, under DIR (default a new folder under the system's temporary directory):
 // LABEL.cpuprofile, LABEL.folded (one stack a line with its samples: flamegraph.pl, inferno and
 // speedscope read it), LABEL.svg, LABEL.run.json, and table.md, the per-removal comparison.
-// --analyse DIR re-reads runs already made (several folders: their runs side by side).
+// --analyse DIR re-reads runs already made (several folders: their runs side by side, those of one
+// label pooled, as repeats on shared cores should be).
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -23,7 +24,7 @@ import { runCeilingProcess } from './contenders/ceiling-process.ts';
 import { DEFAULTS, startController, workersOf } from './contenders/sweeper.ts';
 import { compiledCli } from './lib/build.ts';
 import { APF_PLANE, startEnv, SWEEPER } from './lib/env.ts';
-import { analyseRun, renderTable, type FlameRun } from './lib/flame-report.ts';
+import { analyseRun, poolByLabel, renderTable, type FlameRun } from './lib/flame-report.ts';
 import { withOrphans } from './lib/orphan-set.ts';
 import { createPodSet, deleteWorkflows, type PodSet } from './lib/populate.ts';
 import { RemovalWatch } from './lib/removal-watch.ts';
@@ -277,9 +278,10 @@ function controllersFirst<T extends { run: FlameRun }>(runs: T[]): T[] {
   return [...runs].sort((a, b) => Number(a.run.kind === 'loop') - Number(b.run.kind === 'loop'));
 }
 
-/** report writes each run's folded stacks and SVG and the table of them all; returns the table. */
+/** report writes each run's folded stacks and SVG beside it, and the table of them all to `out`; returns the table. */
 function report(runs: Array<{ run: FlameRun; dir: string }>, out: string): string {
-  const table = renderTable(runs.map(({ run, dir }) => analyseRun(run, dir, out)));
+  mkdirSync(out, { recursive: true });
+  const table = renderTable(poolByLabel(runs.map(({ run, dir }) => analyseRun(run, dir))));
   writeFileSync(join(out, 'table.md'), `${table}\n`);
   return table;
 }

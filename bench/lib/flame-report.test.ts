@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import test from 'node:test';
-import { collectorShare, parseGcTrace, renderTable, usPerRemoval, type FlameRun, type Summary } from './flame-report.ts';
+import { collectorShare, parseGcTrace, pool, poolByLabel, renderTable, usPerRemoval, type FlameRun, type Summary } from './flame-report.ts';
 import { flameSvg, parseFolded } from './flame-svg.ts';
 
 const run = (label: string, removals: number, mainThreadCpuSeconds: number, cpuSeconds: number): FlameRun => ({
@@ -66,4 +66,21 @@ test('flameSvg: a box per frame as wide as its samples, labels escaped', () => {
   assert.deepEqual(widths, [400, 400, 300, 100]); // all, main, a<b>, c: 400 px inside the padding
   assert.match(svg, /a&lt;b&gt; \(3 samples, 75\.00 %\)/);
   assert.doesNotMatch(svg, /a<b>/);
+});
+
+test('pool: repeats of a label weigh every removal alike, each run\'s samples turned into its own CPU first', () => {
+  // A second controller run: 3,000 removals, 3 s on the main thread, all of it logging.
+  const again: Summary = { ...controller, run: run('controller', 3_000, 3, 3.3), busy: 200, intervalUs: 2_000, categories: new Map([['logging (pino, src/log)', 200]]), self: new Map(), gc: { Scavenge: 10 } };
+  const p = pool([controller, again]);
+  assert.equal(p.run.label, 'controller (2 runs)');
+  assert.equal(p.pooled, 2);
+  assert.equal(p.run.removals, 4_000);
+  assert.equal(p.run.cpuSeconds, 5.8);
+  // Logging: 1.2 s of the first run's 2 s and all of the second's 3 s, over 4,000 removals.
+  assert.equal(usPerRemoval(p, p.categories.get('logging (pino, src/log)')!), 1_050);
+  assert.equal(usPerRemoval(p, p.categories.get('the collector')!), 200);
+  assert.deepEqual(p.gc, { Scavenge: 40, 'Mark-Compact': 10 });
+  // Sampled time: 1,000 × 1 ms + 200 × 2 ms over 5 s of CPU.
+  assert.ok(Math.abs(p.busy * p.intervalUs - 1.4e6) < 1e-3);
+  assert.deepEqual(poolByLabel([controller, loop, again]).map((s) => s.run.label), ['controller (2 runs)', 'loop']);
 });

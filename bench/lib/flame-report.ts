@@ -41,6 +41,8 @@ export interface Summary {
   idle: number;
   /** intervalUs: the sampling interval, the median of V8's time deltas. */
   intervalUs: number;
+  /** pooled: how many runs pool() merged into this one (busy is then µs of CPU), absent for one. */
+  pooled?: number;
   categories: Map<string, number>;
   self: Map<string, number>;
   gc: GcPauses;
@@ -59,15 +61,15 @@ export function parseGcTrace(text: string, fromMs: number, toMs: number): GcPaus
   return out;
 }
 
-/** analyseRun reads a run's profile and log from `dir`, writes LABEL.folded and LABEL.svg to `out`. */
-export function analyseRun(run: FlameRun, dir: string, out: string): Summary {
+/** analyseRun reads a run's profile and log from `dir`, and writes LABEL.folded and LABEL.svg beside them. */
+export function analyseRun(run: FlameRun, dir: string): Summary {
   const profile = JSON.parse(readFileSync(join(dir, run.profile), 'utf8')) as CpuProfile;
   const start = profile.startTime ?? 0;
   const window = { fromUs: run.window.fromUs === 0 ? start : run.window.fromUs, toUs: run.window.toUs };
   const counted = count(profile, window);
   const folded = fold(profile, counted);
-  writeFileSync(join(out, `${run.label}.folded`), `${folded.join('\n')}\n`);
-  writeFileSync(join(out, `${run.label}.svg`), flameSvg(folded, { title: `${run.label}: scenario ${run.scenario} at scale ${run.scale}, ${run.removals.toLocaleString('en-US')} removals, ${run.window.what}` }));
+  writeFileSync(join(dir, `${run.label}.folded`), `${folded.join('\n')}\n`);
+  writeFileSync(join(dir, `${run.label}.svg`), flameSvg(folded, { title: `${run.label}: scenario ${run.scenario} at scale ${run.scale}, ${run.removals.toLocaleString('en-US')} removals, ${run.window.what}` }));
   let log = '';
   try {
     log = readFileSync(join(dir, run.log), 'utf8');
@@ -79,6 +81,56 @@ export function analyseRun(run: FlameRun, dir: string, out: string): Summary {
   const deltas = [...profile.timeDeltas].sort((a, b) => a - b);
   const intervalUs = deltas[Math.floor(deltas.length / 2)] ?? 0;
   return { run, busy: counted.busy, idle: counted.idle, intervalUs, categories: byCategory(profile, counted, categorise), self: selfTimes(profile, counted), gc };
+}
+
+/**
+ * pool merges runs of one label (repeats, on shared cores) into one: each run's samples are first
+ * turned into µs of its main thread's CPU (its share times that CPU), then summed, with the
+ * removals and CPU times, so that a figure per removal weighs every removal alike. Its busy and
+ * interval are those µs and 1, so that usPerRemoval and the sampled-to-CPU ratio still read it.
+ */
+export function pool(runs: readonly Summary[]): Summary {
+  const first = runs[0];
+  if (first === undefined) throw new Error('nothing to pool');
+  if (runs.length === 1) return first;
+  const cpuUs = (s: Summary): number => (s.run.mainThreadCpuSeconds ?? 0) * 1e6;
+  const weigh = (pick: (s: Summary) => Map<string, number>): Map<string, number> => {
+    const out = new Map<string, number>();
+    for (const s of runs) for (const [k, n] of pick(s)) out.set(k, (out.get(k) ?? 0) + (s.busy === 0 ? 0 : (n / s.busy) * cpuUs(s)));
+    return out;
+  };
+  const sum = (f: (s: Summary) => number | null): number | null => (runs.some((s) => f(s) === null) ? null : runs.reduce((a, s) => a + f(s)!, 0));
+  const gc: GcPauses = {};
+  for (const s of runs) for (const [k, ms] of Object.entries(s.gc)) gc[k] = (gc[k] ?? 0) + ms;
+  const rates = runs.map((s) => s.run.rate).filter((r) => r !== null);
+  const sampled = runs.reduce((a, s) => a + s.busy * s.intervalUs, 0);
+  const cpu = sum((s) => s.run.mainThreadCpuSeconds);
+  return {
+    run: {
+      ...first.run,
+      label: `${first.run.label} (${runs.length} runs)`,
+      removals: sum((s) => s.run.removals)!,
+      cpuSeconds: sum((s) => s.run.cpuSeconds),
+      mainThreadCpuSeconds: cpu,
+      rate: rates.length === 0 ? null : rates.reduce((a, b) => a + b, 0) / rates.length,
+      note: `${first.run.note}; removals a second: the mean of ${rates.map((r) => r.toFixed(0)).join(', ')}`,
+    },
+    // Busy "samples" are now µs of CPU, one µs each: the sampled time is kept in the interval.
+    busy: cpu === null ? 0 : cpu * 1e6,
+    idle: 0,
+    intervalUs: cpu === null || cpu === 0 ? 0 : sampled / (cpu * 1e6),
+    categories: weigh((s) => s.categories),
+    self: weigh((s) => s.self),
+    gc,
+    pooled: runs.length,
+  };
+}
+
+/** poolByLabel pools the runs that share a label, in the order each label first comes. */
+export function poolByLabel(runs: readonly Summary[]): Summary[] {
+  const groups = new Map<string, Summary[]>();
+  for (const s of runs) groups.set(s.run.label, [...(groups.get(s.run.label) ?? []), s]);
+  return [...groups.values()].map(pool);
 }
 
 /** usPerRemoval: `samples` of a run's busy ones, as CPU µs per removal of its main thread. */
@@ -114,7 +166,7 @@ export function renderTable(summaries: readonly Summary[]): string {
   };
   const per = (s: Summary, seconds: number | null): number | null => (seconds === null ? null : (seconds * 1e6) / s.run.removals);
   const lines = [
-    ...summaries.map((s) => `- ${s.run.label}: ${s.run.removals.toLocaleString('en-US')} removals at ${s.run.rate === null ? '–' : s.run.rate.toFixed(0)}/s, ${s.run.note}; window ${s.run.window.what}, ${s.busy.toLocaleString('en-US')} busy samples (${s.idle.toLocaleString('en-US')} idle) every ${s.intervalUs} µs${sampledToCpu(s)}.`),
+    ...summaries.map((s) => `- ${s.run.label}: ${s.run.removals.toLocaleString('en-US')} removals at ${s.run.rate === null ? '–' : s.run.rate.toFixed(0)}/s, ${s.run.note}; window ${s.run.window.what}, ${s.pooled === undefined ? `${s.busy.toLocaleString('en-US')} busy samples (${s.idle.toLocaleString('en-US')} idle) every ${s.intervalUs} µs` : `pooled`}${sampledToCpu(s)}.`),
     '',
     head,
     row('removals a second', summaries.map((s) => s.run.rate)),

@@ -12,7 +12,7 @@ import { APF_PLANE, IDENTITIES, SWEEPER, startEnv } from '../lib/env.ts';
 import { withOrphans, PODS_PER_WORKFLOW } from '../lib/orphan-set.ts';
 import { deleteWorkflows } from '../lib/populate.ts';
 import { perThousand } from '../lib/cpu.ts';
-import { fig, type Row } from '../lib/result.ts';
+import { fig, format, type Row } from '../lib/result.ts';
 import type { Scrape } from '../lib/prom.ts';
 import { ratePerSecond, ratio } from '../lib/stats.ts';
 import { scaled, type LocalScenario, type ScenarioContext } from './scenario.ts';
@@ -59,7 +59,10 @@ export const defaultsSweep: LocalScenario = {
             const controllerA = await controllerRun(c, workflows, workers, `${tag}-a`);
             const controllerB = await controllerRun(c, workflows, workers, `${tag}-b`);
             const loopB = await loopRun(c, workflows, workers, `${tag}-b`);
-            out.rows.push(row(`${env.plane.serverVersion}, ${who}, ${workers} in flight`, better(loopA, loopB), better(controllerA, controllerB)));
+            const measured = row(`${env.plane.serverVersion}, ${who}, ${workers} in flight`, better(loopA, loopB), better(controllerA, controllerB));
+            out.rows.push(measured);
+            // Each row as it is measured, since the table is printed only once every release has run.
+            ctx.log(`${measured.contender}: ${measured.figures.map((f) => `${f.name} ${format(f.value)}`).join(', ')}`);
           }
         } finally {
           await env.stop();

@@ -1,5 +1,5 @@
 // npm run bench:flame -- --scenario 1|16 [--scale F] [--out DIR] [--controller LABEL=CLI]… [--no-loop]
-// npm run bench:flame -- --analyse DIR [--analyse DIR2]…
+// npm run bench:flame -- --analyse DIR [--analyse DIR2]… [--runs LABEL,LABEL…] [--out DIR]
 //
 // Flame graphs side by side (issue 46): the controller at its defaults and the bare patch loop
 // (contenders/ceiling-main.ts, a process of its own) on the same objects, each under V8's CPU
@@ -15,7 +15,7 @@
 // LABEL.cpuprofile, LABEL.folded (one stack a line with its samples: flamegraph.pl, inferno and
 // speedscope read it), LABEL.svg, LABEL.run.json, and table.md, the per-removal comparison.
 // --analyse DIR re-reads runs already made (several folders: their runs side by side, those of one
-// label pooled, as repeats on shared cores should be).
+// label pooled, as repeats on shared cores should be); --runs picks labels and their order.
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -33,7 +33,7 @@ import { CEILING_SELECTOR, PLANE as BACKLOG_PLANE, SHARE_LABEL, waitPinned } fro
 import { scaled, type ScenarioContext } from './scenarios/scenario.ts';
 
 const USAGE = `usage: npm run bench:flame -- --scenario 1|16 [--scale F] [--out DIR] [--controller LABEL=CLI]… [--no-loop]
-       npm run bench:flame -- --analyse DIR [--analyse DIR]…`;
+       npm run bench:flame -- --analyse DIR [--analyse DIR]… [--runs LABEL,LABEL…] [--out DIR]`;
 const S1_WORKFLOWS = 50;
 const S16_PODS = 200_000;
 const S16_NAMESPACES = 20;
@@ -60,12 +60,17 @@ async function main(): Promise<number> {
       controller: { type: 'string', multiple: true },
       'no-loop': { type: 'boolean', default: false },
       analyse: { type: 'string', multiple: true },
+      runs: { type: 'string' },
       help: { type: 'boolean', default: false },
     },
   });
   if (values.help) return usage(null);
   if (values.analyse !== undefined) {
-    const runs = controllersFirst(values.analyse.flatMap((dir) => readRuns(resolve(dir))));
+    const found = values.analyse.flatMap((dir) => readRuns(resolve(dir)));
+    // --runs A,B: only these labels, in this order (the difference is A less B).
+    const wanted = values.runs?.split(',').map((l) => l.trim());
+    const runs = wanted === undefined ? controllersFirst(found) : wanted.flatMap((l) => found.filter((r) => r.run.label === l));
+    if (runs.length === 0) return usage(`no runs${wanted === undefined ? '' : ` labelled ${wanted.join(', ')}`} in ${values.analyse.join(', ')}`);
     const out = values.out === undefined ? resolve(values.analyse[0]!) : resolve(values.out);
     console.log(report(runs, out));
     return 0;

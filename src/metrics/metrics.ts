@@ -2,7 +2,8 @@
 // never the global default, so that tests and two controllers in one process do not clash. The
 // rest of the code calls the typed recorders below and never prom-client itself.
 
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+import { FastHistogram, type HistogramSeries } from './fast-histogram.ts';
 import type { Reason, Settings } from '../config/settings.ts';
 import { WAIT_REASONS, type Evidence, type WaitReason } from '../decide/decide.ts';
 import type { ReadResult } from '../argo/workflow-records.ts';
@@ -60,13 +61,14 @@ export class Metrics {
   readonly #cacheSizes = new Map<string, () => number>();
 
   readonly #removals = this.#counter('removals_total', 'Finalizer removal attempts by reason and result.', ['reason', 'result']);
-  readonly #removalLatency = new Histogram<'reason'>({
+  readonly #removalLatency = new FastHistogram<'reason'>({
     name: `${PREFIX}removal_latency_seconds`,
     help: 'Seconds from a pod being queued to its finalizer being removed, by reason.',
     labelNames: ['reason'],
     buckets: REMOVAL_LATENCY_BUCKETS,
     registers: [this.registry],
   });
+  readonly #latencyOf = new Map<Reason, HistogramSeries>();
   readonly #waiting = this.#gauge('pods_waiting', 'Pods that keep our finalizer for now, by why.', ['reason']);
   readonly #conflicts = this.#counter('conflicts_total', 'Writes refused with 409 Conflict (stale resourceVersion).', []);
   readonly #forced = this.#counter('forced_removals_total', 'Removals allowed only by --force-after (reason stale).', []);
@@ -76,7 +78,7 @@ export class Metrics {
   readonly #recorded = this.#counter('recorded_removals_total', 'Finalizers removed from recorded pods (reasons recorded and pod-deleting), by the record that proved it: pod-label, workflow-label, node-status.', ['evidence']);
   readonly #apiRequests = this.#counter('api_requests_total', 'Kubernetes API requests by verb, resource (empty for discovery) and HTTP status code.', ['verb', 'resource', 'code']);
   readonly #apiForbidden = this.#counter('api_forbidden_total', 'API requests answered 403, by verb and cause: denied (RBAC or an admission policy: the install does not match), namespace-terminating (a create in a namespace being deleted, refused by NamespaceLifecycle: routine).', ['verb', 'cause']);
-  readonly #apiDuration = new Histogram<'verb'>({
+  readonly #apiDuration = new FastHistogram<'verb'>({
     name: `${PREFIX}api_request_duration_seconds`,
     help: 'Kubernetes API request latency in seconds, by verb.',
     labelNames: ['verb'],
@@ -189,7 +191,9 @@ export class Metrics {
 
   /** removalLatency records the time from a pod's enqueue to the removal of its finalizer. */
   removalLatency(reason: Reason, seconds: number): void {
-    this.#removalLatency.observe({ reason }, seconds);
+    let series = this.#latencyOf.get(reason);
+    if (series === undefined) this.#latencyOf.set(reason, (series = this.#removalLatency.labels({ reason })));
+    series.observe(seconds);
   }
 
   /** podsWaiting replaces the counts of pods that keep the finalizer; absent reasons read 0. */

@@ -3,7 +3,8 @@
 // and alerts work unchanged. The depth also carries a `priority` label, as controller-runtime's
 // priority queue reports it.
 
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { Counter, Gauge, type Registry } from 'prom-client';
+import { FastHistogram } from './fast-histogram.ts';
 
 /** QueueObserver is what the work queue reports as it runs; WorkqueueMetrics implements it. */
 export interface QueueObserver {
@@ -39,8 +40,8 @@ export class WorkqueueMetrics implements QueueObserver {
   readonly #name: string;
   readonly #depth: Gauge<'name' | 'priority'>;
   readonly #adds: Counter<'name'>;
-  readonly #queueDuration: Histogram<'name'>;
-  readonly #workDuration: Histogram<'name'>;
+  readonly #queueDuration: FastHistogram<'name'>;
+  readonly #workDuration: FastHistogram<'name'>;
   readonly #retries: Counter<'name'>;
   /**
    * The series of this queue, bound once: prom-client hashes a label set on every update, and
@@ -59,14 +60,14 @@ export class WorkqueueMetrics implements QueueObserver {
       registers,
     });
     this.#adds = new Counter({ name: 'workqueue_adds_total', help: 'Total number of adds handled by workqueue', labelNames: ['name'], registers });
-    this.#queueDuration = new Histogram({
+    this.#queueDuration = new FastHistogram({
       name: 'workqueue_queue_duration_seconds',
       help: 'How long in seconds an item stays in workqueue before being requested',
       labelNames: ['name'],
       buckets: [...WORKQUEUE_DURATION_BUCKETS],
       registers,
     });
-    this.#workDuration = new Histogram({
+    this.#workDuration = new FastHistogram({
       name: 'workqueue_work_duration_seconds',
       help: 'How long in seconds processing an item from workqueue takes',
       labelNames: ['name'],

@@ -152,6 +152,23 @@ test('waits a full lease duration on its own clock before taking a silent holder
   await time.settle(r.done);
 });
 
+test('takes a silent holder\'s Lease as it expires on our clock, not at the next jittered retry after', async (t) => {
+  // The longest jitter: retries 880 ms apart, so the tries fall at 0 and 880 ms, and the next
+  // retry would come at 1,760 ms, 760 ms after the 1 s lease expired.
+  t.mock.method(Math, 'random', () => 0.999);
+  const api = new FakeLeaseApi();
+  const time = new Time();
+  api.write({ holderIdentity: 'other', leaseDurationSeconds: 1 });
+  const before = time.clock.now();
+  const r = start(t, api, time, { retryPeriodMs: 400 });
+  await time.settle(r.started);
+  const waited = time.clock.now() - before;
+  assert.ok(waited >= 1_000, `took over after ${waited} ms, before the lease duration`);
+  assert.ok(waited < 1_100, `took over after ${waited} ms: at a retry, not as the lease expired`);
+  r.abort.abort();
+  await time.settle(r.done);
+});
+
 test('never takes a Lease whose holder keeps renewing', async (t) => {
   const api = new FakeLeaseApi();
   const time = new Time();

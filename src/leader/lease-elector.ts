@@ -10,8 +10,10 @@
 //   both win: the second write gets 409.
 // - Release (graceful shutdown) writes an empty holder with leaseDurationSeconds 1, so the next
 //   candidate takes over at its next retry instead of waiting out the lease.
-// Deliberate difference: a renewal that meets a Lease held by someone else stops leading at
-// once; client-go keeps trying until the renew deadline.
+// Deliberate differences: a renewal that meets a Lease held by someone else stops leading at
+// once; client-go keeps trying until the renew deadline. A candidate also tries at the moment the
+// Lease it saw held expires on its clock, besides every jittered retry period, where client-go
+// tries at its retries only and so takes a crashed leader's Lease up to 2.2 retry periods late.
 
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
@@ -199,7 +201,7 @@ export class LeaseElector {
         if (stop.aborted) return false;
         this.#acquireFailures.failed({ lease: this.#leaseName() }, e);
       }
-      const wait = this.#o.retryPeriodMs * (1 + Math.random() * JITTER_FACTOR);
+      const wait = Math.min(this.#o.retryPeriodMs * (1 + Math.random() * JITTER_FACTOR), this.#untilExpiry());
       if (!(await pause(this.#clock, wait, stop))) return false;
     }
     return false;
@@ -225,9 +227,28 @@ export class LeaseElector {
 
   /** observedStillValid: the holder's lease duration has not passed since we saw the Lease change. */
   #observedStillValid(lease: Lease): boolean {
+    return this.#clock.now() < this.#expiresAt(lease);
+  }
+
+  /** expiresAt is when `lease`, as last observed, expires on our clock (monotonic ms). */
+  #expiresAt(lease: Lease): number {
     const seconds = lease.spec?.leaseDurationSeconds ?? 0;
-    const durationMs = seconds > 0 ? seconds * 1000 : this.#o.leaseDurationMs;
-    return this.#clock.now() < this.#observedAt + durationMs;
+    return this.#observedAt + (seconds > 0 ? seconds * 1000 : this.#o.leaseDurationMs);
+  }
+
+  /**
+   * untilExpiry is how long until the Lease we saw held by another expires on our clock; Infinity
+   * when it is not held by another or has expired already. A candidate tries again then, not only
+   * at its next jittered retry: a crashed leader's Lease is taken as soon as our clock allows,
+   * rather than up to 2.2 retry periods later (scenario 17 measured takeovers 14.9 to 20.5 s after
+   * a SIGKILL with a 15 s lease). Taking it is still decided by #tryAcquire's fresh read.
+   */
+  #untilExpiry(): number {
+    const held = this.#observed;
+    const holder = held?.spec?.holderIdentity ?? '';
+    if (held === null || holder === '' || holder === this.#o.identity) return Infinity;
+    const left = this.#expiresAt(held) - this.#clock.now();
+    return left > 0 ? left : Infinity;
   }
 
   /** spec is the record we write over `from`: acquireTime and transitions change only on a takeover. */

@@ -64,21 +64,26 @@ export interface PriorityQueueOptions {
   aging?: Aging | null;
 }
 
-// Entry is everything the queue knows about one key. Pending work is 'ready' (in the ready
+// Entry is what the queue knows about every key it holds. Pending work is 'ready' (in the ready
 // queue, or held until done() while the key is in flight) or 'delayed' (in the delayed heap).
+// What only some keys have, a worker's start (in flight) and a retry's hold, is kept in maps of
+// those keys instead (#inFlight, #holds): a field of every entry costs every queued pod.
 interface Entry {
   readonly key: string;
   pending: 'none' | 'ready' | 'delayed';
   priority: number; // of the pending work
   seq: number; // order of becoming ready (or delayed): the FIFO within a namespace and priority
   readyAt: number; // when delayed
-  holdUntil: number; // a retry's "not before" time; 0 when none
-  heldBy: 'backoff' | 'server'; // what set holdUntil
   readySince: number; // when ready, for the queue-duration metric
   addedSince: number; // when add() first asked for this work since forget(); -1 when not
-  startedAt: number | null; // when handed to a worker; null when not in flight
   heapIndex: number;
   lane: Lane | null; // while in the ready queue
+}
+
+/** Hold is a retry's "not before" time (whole ms, rounded up) and what set it. */
+interface Hold {
+  until: number;
+  by: 'backoff' | 'server';
 }
 
 const NO_OBSERVER: QueueObserver = { added() {}, depthChanged() {}, queued() {}, worked() {}, retried() {} };
@@ -92,7 +97,10 @@ export class PriorityQueue {
   readonly #ready: FairReadyQueue<Entry>;
   readonly #delayed = new IndexedHeap<Entry>((a, b) => (a.readyAt !== b.readyAt ? a.readyAt < b.readyAt : a.seq < b.seq));
   readonly #depth = new Map<number, number>();
-  readonly #inFlight = new Set<Entry>();
+  /** The entries handed to a worker and not yet done, with when each was handed out. */
+  readonly #inFlight = new Map<Entry, number>();
+  /** A retry's "not before" time, and what set it, for the entries that were retried. */
+  readonly #holds = new Map<Entry, Hold>();
   readonly #getters = new Set<(item: QueueItem | null) => void>();
   readonly #drainers = new Set<(drained: boolean) => void>();
   #seq = 0;
@@ -113,7 +121,8 @@ export class PriorityQueue {
     const e = this.#entry(key);
     if (e.addedSince < 0) e.addedSince = Math.floor(this.#clock.now());
     if (e.pending === 'ready') return this.#raise(e, priority);
-    if (this.#held(e)) return this.#delayUntil(e, priority, e.holdUntil);
+    const hold = this.#held(e);
+    if (hold !== undefined) return this.#delayUntil(e, priority, hold.until);
     if (e.pending === 'delayed') {
       this.#delayed.remove(e);
       priority = Math.min(priority, e.priority);
@@ -130,7 +139,7 @@ export class PriorityQueue {
     if (this.#shutDown) return;
     const e = this.#entry(key);
     if (e.pending === 'ready') return this.#raise(e, priority);
-    this.#delayUntil(e, priority, Math.max(this.#clock.now() + ms, this.#held(e) ? e.holdUntil : 0));
+    this.#delayUntil(e, priority, Math.max(this.#clock.now() + ms, this.#held(e)?.until ?? 0));
   }
 
   /**
@@ -160,10 +169,10 @@ export class PriorityQueue {
   releaseBackoffs(): void {
     if (this.#shutDown) return;
     const now = this.#clock.now();
-    for (const e of this.#entries.values()) {
-      if (e.heldBy !== 'backoff' || e.holdUntil <= now) continue;
-      e.holdUntil = 0;
-      if (e.pending !== 'delayed') continue;
+    for (const [e, hold] of this.#holds) {
+      if (hold.by !== 'backoff') continue;
+      this.#holds.delete(e);
+      if (hold.until <= now || e.pending !== 'delayed') continue;
       this.#delayed.remove(e);
       this.#makeReady(e, e.priority);
     }
@@ -208,11 +217,11 @@ export class PriorityQueue {
   /** done ends the processing of key; if it was added meanwhile it becomes ready again. */
   done(key: string): void {
     const e = this.#entries.get(key);
-    if (!e || e.startedAt === null) return;
-    this.#observer.worked((this.#clock.now() - e.startedAt) / 1000);
-    e.startedAt = null;
+    const startedAt = e === undefined ? undefined : this.#inFlight.get(e);
+    if (e === undefined || startedAt === undefined) return;
+    this.#observer.worked((this.#clock.now() - startedAt) / 1000);
     this.#inFlight.delete(e);
-    if (e.pending === 'none') this.#entries.delete(key);
+    if (e.pending === 'none') this.#forget(e);
     else if (e.pending === 'ready' && !this.#shutDown) {
       this.#ready.push(e);
       this.#pump();
@@ -234,8 +243,8 @@ export class PriorityQueue {
         this.#delayed.remove(e);
       }
       e.pending = 'none';
-      e.holdUntil = 0;
-      if (e.startedAt === null) this.#entries.delete(e.key);
+      this.#holds.delete(e);
+      if (!this.#inFlight.has(e)) this.#forget(e);
     }
     this.#timer?.cancel();
     this.#timer = null;
@@ -300,7 +309,7 @@ export class PriorityQueue {
   unfinishedWorkSeconds(): number {
     const now = this.#clock.now();
     let total = 0;
-    for (const e of this.#inFlight) total += now - (e.startedAt ?? now);
+    for (const startedAt of this.#inFlight.values()) total += now - startedAt;
     return total / 1000;
   }
 
@@ -308,20 +317,21 @@ export class PriorityQueue {
   longestRunningProcessorSeconds(): number {
     const now = this.#clock.now();
     let longest = 0;
-    for (const e of this.#inFlight) longest = Math.max(longest, now - (e.startedAt ?? now));
+    for (const startedAt of this.#inFlight.values()) longest = Math.max(longest, now - startedAt);
     return longest / 1000;
   }
 
-  /** #held: a retry's "not before" time has not passed yet. */
-  #held(e: Entry): boolean {
-    return e.holdUntil > this.#clock.now();
+  /** #held is e's retry's "not before" time if it has not passed yet. */
+  #held(e: Entry): Hold | undefined {
+    const hold = this.#holds.get(e);
+    return hold !== undefined && hold.until > this.#clock.now() ? hold : undefined;
   }
 
   /** #hold sets key's "not before" time, ms from now, and delays its pending work until then. */
-  #hold(key: string, priority: number, ms: number, by: Entry['heldBy']): void {
+  #hold(key: string, priority: number, ms: number, by: Hold['by']): void {
     const e = this.#entry(key);
-    e.holdUntil = Math.ceil(this.#clock.now() + Math.max(0, ms));
-    e.heldBy = by;
+    const until = Math.ceil(this.#clock.now() + Math.max(0, ms));
+    this.#holds.set(e, { until, by });
     if (e.pending === 'ready') {
       // Added again while in flight (or queued): that work, too, waits for the hold.
       this.#count(e.priority, -1);
@@ -333,7 +343,7 @@ export class PriorityQueue {
       this.#delayed.remove(e);
       e.pending = 'none';
     }
-    this.#delayUntil(e, priority, e.holdUntil);
+    this.#delayUntil(e, priority, until);
   }
 
   /** #delayUntil delays e's pending work until `at`, or keeps an earlier time; the most urgent priority wins. */
@@ -358,10 +368,16 @@ export class PriorityQueue {
   #entry(key: string): Entry {
     let e = this.#entries.get(key);
     if (!e) {
-      e = { key, pending: 'none', priority: 0, seq: 0, readyAt: 0, holdUntil: 0, heldBy: 'backoff', readySince: 0, addedSince: -1, startedAt: null, heapIndex: -1, lane: null };
+      e = { key, pending: 'none', priority: 0, seq: 0, readyAt: 0, readySince: 0, addedSince: -1, heapIndex: -1, lane: null };
       this.#entries.set(key, e);
     }
     return e;
+  }
+
+  /** #forget drops an entry with no work pending or in flight, and its hold. */
+  #forget(e: Entry): void {
+    this.#entries.delete(e.key);
+    this.#holds.delete(e);
   }
 
   #makeReady(e: Entry, priority: number): void {
@@ -371,7 +387,7 @@ export class PriorityQueue {
     e.readySince = Math.floor(this.#clock.now());
     this.#observer.added(priority);
     this.#count(priority, 1);
-    if (e.startedAt === null) this.#ready.push(e);
+    if (!this.#inFlight.has(e)) this.#ready.push(e);
   }
 
   // raise makes ready work more urgent; it keeps its seq, so its place among its namespace's keys.
@@ -388,8 +404,7 @@ export class PriorityQueue {
   #handOut(e: Entry): QueueItem {
     const now = this.#clock.now();
     e.pending = 'none';
-    e.startedAt = now;
-    this.#inFlight.add(e);
+    this.#inFlight.set(e, now);
     this.#count(e.priority, -1);
     this.#observer.queued((now - e.readySince) / 1000);
     return { key: e.key, priority: e.priority };

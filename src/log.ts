@@ -5,6 +5,7 @@ import type { Settings } from './config/settings.ts';
 import type { LogDestination } from './log/destination.ts';
 import { batched, type BatchedDestination } from './log/batched.ts';
 import { textStream } from './log/text.ts';
+import { isoTime } from './log/iso-time.ts';
 
 export type { LogDestination };
 
@@ -32,7 +33,7 @@ export function createLogger(
   const logger = pino(
     {
       level: settings.logLevel,
-      timestamp: pino.stdTimeFunctions.isoTime,
+      timestamp: isoTime,
       // Level names rather than numbers: readable by people and by log pipelines alike.
       formatters: { level: (label) => ({ level: label }) },
       ...(text ? { base: null } : {}),

@@ -167,3 +167,18 @@ test('a pod trimmed for the store keeps the time its UID was first seen, rounded
   store.delete('ns/p');
   assert.equal(trim('u1', '4').seenAt, 5000, 'once deleted, the UID is seen anew');
 });
+
+test('an owner\'s pods stay indexed, in the order stored, as they grow past a few and shrink again', () => {
+  const store = new PodStore();
+  const names = Array.from({ length: 40 }, (_, i) => `p${String(i).padStart(2, '0')}`);
+  for (const name of names) store.set(pod(name, 'w1'));
+  store.set(pod('p05', 'w1', { resourceVersion: '2' }));
+  const moved = [...names.filter((n) => n !== 'p05'), 'p05'].map((n) => `ns/${n}`);
+  assert.deepEqual(keysOf(store, 'w1'), moved, 'an update moves the pod last, as a Set would');
+  assert.equal(store.podsOf('w1').find((p) => p.name === 'p05')?.resourceVersion, '2');
+  for (const name of names.slice(0, 39)) store.delete(`ns/${name}`);
+  assert.deepEqual(keysOf(store, 'w1'), ['ns/p39']);
+  store.delete('ns/p39');
+  assert.equal(store.hasPodsOf('w1'), false);
+  assert.equal(store.ownersNamedIn('ns'), 0);
+});

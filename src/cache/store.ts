@@ -80,6 +80,14 @@ export class Store<T extends Keyed> {
 }
 
 /**
+ * An owner's pods are held in an array while they are few, a Set beyond: at ten pods a Workflow
+ * the Set's table cost 20 bytes a cached pod more (bench/cache-memory.ts, 200,000 pods). Past
+ * FEW_PODS, finding a pod to delete in an array would make a big Workflow's teardown quadratic,
+ * so the Set takes over for good.
+ */
+const FEW_PODS = 32;
+
+/**
  * PodStore is a Store of pods that also indexes them by their owner's UID. The index holds each
  * owner reference once, and hands it to the trimming of the owner's next pod (OwnerTable): a
  * Workflow's pods then share one object and one copy of its name and UID, about a hundred bytes
@@ -88,7 +96,7 @@ export class Store<T extends Keyed> {
 export class PodStore extends Store<PodMeta> implements OwnerTable {
   /** now is the clock of first-seen times: the owners' (src/owners/resolver.ts), performance.now(). */
   readonly #now: () => number;
-  readonly #byOwner = new Map<string, { owner: Owner; pods: Set<PodMeta>; namespace: string }>();
+  readonly #byOwner = new Map<string, { owner: Owner; pods: PodMeta[] | Set<PodMeta>; namespace: string }>();
   /** How many distinct owner UIDs the pods of each namespace name (counted in the first naming pod's namespace). */
   readonly #ownersIn = new Map<string, number>();
 
@@ -152,16 +160,24 @@ export class PodStore extends Store<PodMeta> implements OwnerTable {
     if (pod.owner === null) return;
     const entry = this.#byOwner.get(pod.owner.uid);
     if (entry === undefined) {
-      this.#byOwner.set(pod.owner.uid, { owner: pod.owner, pods: new Set([pod]), namespace: pod.namespace });
+      this.#byOwner.set(pod.owner.uid, { owner: pod.owner, pods: [pod], namespace: pod.namespace });
       this.#ownersIn.set(pod.namespace, this.ownersNamedIn(pod.namespace) + 1);
+    } else if (Array.isArray(entry.pods)) {
+      entry.pods.push(pod);
+      if (entry.pods.length > FEW_PODS) entry.pods = new Set(entry.pods);
     } else entry.pods.add(pod);
   }
 
   #unindex(pod: PodMeta | undefined): void {
     if (pod === undefined || pod.owner === null) return;
     const entry = this.#byOwner.get(pod.owner.uid);
-    entry?.pods.delete(pod);
-    if (entry?.pods.size !== 0) return;
+    if (entry === undefined) return;
+    if (!Array.isArray(entry.pods)) entry.pods.delete(pod);
+    else {
+      const i = entry.pods.indexOf(pod);
+      if (i >= 0) entry.pods.splice(i, 1);
+    }
+    if ((Array.isArray(entry.pods) ? entry.pods.length : entry.pods.size) !== 0) return;
     this.#byOwner.delete(pod.owner.uid);
     const n = this.ownersNamedIn(entry.namespace) - 1;
     if (n > 0) this.#ownersIn.set(entry.namespace, n);

@@ -3,6 +3,7 @@
 // the controller also with the environment its Deployment sets.
 // Its API requests and queue adds are read from its own /metrics endpoint; its CPU time and RSS
 // from /proc.
+import { DEFAULTS as SETTINGS } from '../../src/config/settings.ts';
 import { freePort } from '../../src/testbed/control-plane-files.ts';
 import { compiledCli } from '../lib/build.ts';
 import { deploymentEnv } from '../lib/deployment-env.ts';
@@ -32,7 +33,7 @@ export const TUNED: Config = {
 /** workersOf is the worker count a config runs with (the ceiling runs at the same concurrency). */
 export function workersOf(c: Config): number {
   const i = c.flags.indexOf('--pod-cleanup-workers');
-  return i >= 0 ? Number(c.flags[i + 1]) : 8;
+  return i >= 0 ? Number(c.flags[i + 1]) : SETTINGS.podCleanupWorkers;
 }
 
 /** RunningController is a started controller process. */

@@ -1,9 +1,9 @@
 // What each cached pod costs the controller, in this process and with no API server (issue 36):
 // the pod cache filled the way the controller's first sync fills it (a WatchList: one JSON line
-// per pod through parseWatchEvent, trimmed, stored, the owner index kept), then the controller's
-// per-pod state beside it: when each pod was first seen (Cleanup.noteSeen, on every add), and,
-// once leading, every pod decided and its key queued (Cleanup.triage: the queue's entry and the
-// time it was queued). Scenario 16's shape: ten pods a Workflow, 20 namespaces, one holding three
+// per pod through parseWatchEvent, trimmed for the PodStore, which gives each pod its first-seen
+// time, stored, the owner index kept), then the controller's per-pod state beside it: whatever
+// Cleanup.noteSeen keeps on every add, and, once leading, every pod decided and its key queued
+// (Cleanup.triage: the queue's entry, which also keeps when the key was queued). Scenario 16's shape: ten pods a Workflow, 20 namespaces, one holding three
 // quarters of the pods, every pod Terminating, every owner deleted (so each key is queued).
 //
 // Run: sh .ci/with-node24 node bench/cache-memory.ts [pods]   (default 200,000). It starts itself

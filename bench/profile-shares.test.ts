@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import test from 'node:test';
-import { categorise, shares } from './profile-shares.ts';
+import { BLOCKED, categorise, shares } from './profile-shares.ts';
 
 const frame = (functionName: string, url = '') => ({ functionName, url });
 
@@ -57,4 +57,6 @@ test('categorise splits Node\'s HTTP and TLS code by what its stack serves', () 
   // Our code at the leaf keeps its own category, whoever called it.
   assert.equal(categorise(up(['parseWatchEvent', 'file:///app/dist/kube/watch-stream.js'], read)), 'watch decoding (src/kube/watch-stream)');
   assert.equal(categorise(up(['mystery', 'file:///elsewhere.js'])), 'other');
+  // Asleep before writing again to a full pipe: no CPU, whatever called it.
+  assert.equal(categorise(up(['sleep', 'file:///app/node_modules/atomic-sleep/index.js'], ['write', 'file:///app/node_modules/sonic-boom/index.js'])), BLOCKED);
 });

@@ -12,8 +12,16 @@ import { byCategory, count, Stacks, type CallFrame, type CpuProfile } from './li
 /** NODE_IO: Node's HTTP, TLS and stream code, split by categorise into what its stack shows it serves. */
 const NODE_IO = 'Node: http, net, tls, streams, zlib';
 
+/**
+ * BLOCKED: samples of a thread that waits and spends no CPU: pino's sonic-boom sleeping in
+ * Atomics.wait (atomic-sleep) before it writes again to a full stdout pipe. bench/flame.ts keeps
+ * them out of the CPU it splits.
+ */
+export const BLOCKED = 'blocked: pino waiting for a full stdout pipe (atomic-sleep)';
+
 /** CATEGORIES, in the order they are tried on each frame; the first that matches names it. */
 export const CATEGORIES: ReadonlyArray<[string, (f: CallFrame) => boolean]> = [
+  [BLOCKED, (f) => /node_modules\/atomic-sleep\//.test(f.url) || f.functionName === 'Atomics.wait'],
   ['the collector', (f) => f.functionName === '(garbage collector)'],
   ['logging (pino, src/log)', (f) => /node_modules\/(pino|sonic-boom|thread-stream)|\/(src|dist)\/log/.test(f.url)],
   ['metrics (prom-client, src/metrics)', (f) => /node_modules\/prom-client|\/(src|dist)\/metrics\//.test(f.url)],

@@ -11,13 +11,13 @@ const run = (label: string, removals: number, mainThreadCpuSeconds: number, cpuS
 // The controller: 1,000 removals, 2 s on its main thread, 400 of its 1,000 busy samples in the
 // collector; the loop: 2,000 removals, 1 s, no collector.
 const controller: Summary = {
-  run: run('controller', 1_000, 2, 2.5), busy: 1_000, idle: 0, intervalUs: 1_000,
+  run: run('controller', 1_000, 2, 2.5), busy: 1_000, idle: 0, intervalUs: 1_000, blockedUs: 0,
   categories: new Map([['the collector', 400], ['logging (pino, src/log)', 600]]),
   self: new Map([['(garbage collector)', 400], ['write', 600]]),
   gc: { Scavenge: 30, 'Mark-Compact': 10 },
 };
 const loop: Summary = {
-  run: run('loop', 2_000, 1, 1.2), busy: 500, idle: 0, intervalUs: 1_000,
+  run: run('loop', 2_000, 1, 1.2), busy: 500, idle: 0, intervalUs: 1_000, blockedUs: 0,
   categories: new Map([['logging (pino, src/log)', 500]]),
   self: new Map([['write', 500]]),
   gc: {},
@@ -70,7 +70,7 @@ test('flameSvg: a box per frame as wide as its samples, labels escaped', () => {
 
 test('pool: repeats of a label weigh every removal alike, each run\'s samples turned into its own CPU first', () => {
   // A second controller run: 3,000 removals, 3 s on the main thread, all of it logging.
-  const again: Summary = { ...controller, run: run('controller', 3_000, 3, 3.3), busy: 200, intervalUs: 2_000, categories: new Map([['logging (pino, src/log)', 200]]), self: new Map(), gc: { Scavenge: 10 } };
+  const again: Summary = { ...controller, run: run('controller', 3_000, 3, 3.3), busy: 200, intervalUs: 2_000, blockedUs: 0, categories: new Map([['logging (pino, src/log)', 200]]), self: new Map(), gc: { Scavenge: 10 } };
   const p = pool([controller, again]);
   assert.equal(p.run.label, 'controller (2 runs)');
   assert.equal(p.pooled, 2);
@@ -83,4 +83,10 @@ test('pool: repeats of a label weigh every removal alike, each run\'s samples tu
   // Sampled time: 1,000 × 1 ms + 200 × 2 ms over 5 s of CPU.
   assert.ok(Math.abs(p.busy * p.intervalUs - 1.4e6) < 1e-3);
   assert.deepEqual(poolByLabel([controller, loop, again]).map((s) => s.run.label), ['controller (2 runs)', 'loop']);
+});
+
+test('renderTable: the time sampled asleep on a full pipe is a row of its own, outside the main thread\'s split', () => {
+  const t = renderTable([{ ...controller, blockedUs: 300_000 }, loop]);
+  assert.match(t, /\| blocked: pino waiting for a full stdout pipe \(atomic-sleep\): sampled µs, no CPU, not in the rows below \| 300 \| 0 \| \+300 \|\n\| \*\*the main thread\*\*/);
+  assert.doesNotMatch(renderTable([controller, loop]), /atomic-sleep/);
 });

@@ -7,7 +7,7 @@
 // libuv's pool, pino's worker) are one row, the process's CPU less the main thread's.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { categorise } from '../profile-shares.ts';
+import { BLOCKED, categorise } from '../profile-shares.ts';
 import { byCategory, count, fold, selfTimes, type CpuProfile } from './cpuprofile.ts';
 import { flameSvg } from './flame-svg.ts';
 
@@ -43,6 +43,8 @@ export interface Summary {
   intervalUs: number;
   /** pooled: how many runs pool() merged into this one (busy is then µs of CPU), absent for one. */
   pooled?: number;
+  /** blockedUs: the time sampled in BLOCKED (samples times the interval), left out of busy and categories. */
+  blockedUs: number;
   categories: Map<string, number>;
   self: Map<string, number>;
   gc: GcPauses;
@@ -80,7 +82,13 @@ export function analyseRun(run: FlameRun, dir: string): Summary {
   const gc = parseGcTrace(log, (window.fromUs - start) / 1000, (window.toUs - start) / 1000);
   const deltas = [...profile.timeDeltas].sort((a, b) => a - b);
   const intervalUs = deltas[Math.floor(deltas.length / 2)] ?? 0;
-  return { run, busy: counted.busy, idle: counted.idle, intervalUs, categories: byCategory(profile, counted, categorise), self: selfTimes(profile, counted), gc };
+  const categories = byCategory(profile, counted, categorise);
+  // A thread asleep in Atomics.wait is sampled but spends no CPU: its samples are no share of the CPU.
+  const blocked = categories.get(BLOCKED) ?? 0;
+  categories.delete(BLOCKED);
+  const self = selfTimes(profile, counted);
+  for (const k of [...self.keys()]) if (/atomic-sleep\/|^Atomics\.wait/.test(k)) self.delete(k);
+  return { run, busy: counted.busy - blocked, idle: counted.idle, intervalUs, blockedUs: blocked * intervalUs, categories, self, gc };
 }
 
 /**
@@ -123,6 +131,7 @@ export function pool(runs: readonly Summary[]): Summary {
     self: weigh((s) => s.self),
     gc,
     pooled: runs.length,
+    blockedUs: runs.reduce((a, s) => a + s.blockedUs, 0),
   };
 }
 
@@ -174,6 +183,7 @@ export function renderTable(summaries: readonly Summary[]): string {
     row('threads beside the main one (V8\'s helpers, libuv\'s pool, pino\'s worker)', summaries.map((s) => (s.run.cpuSeconds === null || s.run.mainThreadCpuSeconds === null ? null : per(s, s.run.cpuSeconds - s.run.mainThreadCpuSeconds)))),
     row('**the main thread**, split below by its samples', summaries.map((s) => per(s, s.run.mainThreadCpuSeconds))),
   ];
+  if (summaries.some((s) => s.blockedUs > 0)) lines.splice(lines.length - 1, 0, row(`${BLOCKED}: sampled µs, no CPU, not in the rows below`, summaries.map((s) => s.blockedUs / s.run.removals)));
   const names = new Set(summaries.flatMap((s) => [...s.categories.keys()]));
   const byName = (name: string): Array<number | null> => summaries.map((s) => usPerRemoval(s, s.categories.get(name) ?? 0));
   const kinds = [...new Set(summaries.flatMap((s) => Object.keys(s.gc)))].sort();

@@ -4,6 +4,7 @@
 
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import { FastHistogram, type HistogramSeries } from './fast-histogram.ts';
+import { FastCounter } from './fast-counter.ts';
 import type { Reason, Settings } from '../config/settings.ts';
 import { WAIT_REASONS, type Evidence, type WaitReason } from '../decide/decide.ts';
 import type { ReadResult } from '../argo/workflow-records.ts';
@@ -60,7 +61,9 @@ export class Metrics {
   readonly #lastWatchEvent = new Map<string, number>();
   readonly #cacheSizes = new Map<string, () => number>();
 
-  readonly #removals = this.#counter('removals_total', 'Finalizer removal attempts by reason and result.', ['reason', 'result']);
+  readonly #removals = this.#fastCounter('removals_total', 'Finalizer removal attempts by reason and result.', ['reason', 'result']);
+  /** The removals' series, bound once per reason and result. */
+  readonly #removalSeries = new Map<string, { inc(): void }>();
   readonly #removalLatency = new FastHistogram<'reason'>({
     name: `${PREFIX}removal_latency_seconds`,
     help: 'Seconds from a pod being queued to its finalizer being removed, by reason.',
@@ -76,7 +79,7 @@ export class Metrics {
   readonly #confirmations = this.#counter('owner_confirmations_total', 'Live reads of an owner, by what they confirmed.', ['result']);
   readonly #statusReads = this.#counter('workflow_status_reads_total', 'Reads of a whole Workflow for the nodes of its pods, by the form its nodes were stored in (nodes, compressed, offloaded), or unreadable, gone, failed.', ['result']);
   readonly #recorded = this.#counter('recorded_removals_total', 'Finalizers removed from recorded pods (reasons recorded and pod-deleting), by the record that proved it: pod-label, workflow-label, node-status.', ['evidence']);
-  readonly #apiRequests = this.#counter('api_requests_total', 'Kubernetes API requests by verb, resource (empty for discovery) and HTTP status code.', ['verb', 'resource', 'code']);
+  readonly #apiRequests = this.#fastCounter('api_requests_total', 'Kubernetes API requests by verb, resource (empty for discovery) and HTTP status code.', ['verb', 'resource', 'code']);
   readonly #apiForbidden = this.#counter('api_forbidden_total', 'API requests answered 403, by verb and cause: denied (RBAC or an admission policy: the install does not match), namespace-terminating (a create in a namespace being deleted, refused by NamespaceLifecycle: routine).', ['verb', 'cause']);
   readonly #apiDuration = new FastHistogram<'verb'>({
     name: `${PREFIX}api_request_duration_seconds`,
@@ -108,7 +111,7 @@ export class Metrics {
     'mode', 'limit', 'qps', 'burst', 'max_concurrency',
   ]);
   /** client-go's name, beside api_requests_total, for generic rules and dashboards (kubernetes-mixin's KubeClientErrors). */
-  readonly #restRequests = new Counter<'code' | 'method' | 'host'>({
+  readonly #restRequests = new FastCounter<'code' | 'method' | 'host'>({
     name: 'rest_client_requests_total',
     help: 'Number of HTTP requests, partitioned by status code, method, and host (client-go\'s name).',
     labelNames: ['code', 'method', 'host'],
@@ -175,7 +178,10 @@ export class Metrics {
 
   /** removal counts one removal attempt; a `stale` removal also counts as forced. */
   removal(reason: Reason, result: RemovalResult): void {
-    this.#removals.inc({ reason, result });
+    const key = `${reason} ${result}`;
+    let series = this.#removalSeries.get(key);
+    if (series === undefined) this.#removalSeries.set(key, (series = this.#removals.labels({ reason, result })));
+    series.inc();
     if (reason === 'stale' && result === 'removed') this.#forced.inc();
   }
 
@@ -338,6 +344,11 @@ export class Metrics {
 
   #counter<L extends string>(name: string, help: string, labelNames: L[]): Counter<L> {
     return new Counter({ name: PREFIX + name, help, labelNames, registers: [this.registry] });
+  }
+
+  /** #fastCounter: a counter that a removal updates (fast-counter.ts). */
+  #fastCounter<L extends string>(name: string, help: string, labelNames: L[]): FastCounter<L> {
+    return new FastCounter({ name: PREFIX + name, help, labelNames, registers: [this.registry] });
   }
 
   #gauge<L extends string>(name: string, help: string, labelNames: L[]): Gauge<L> {

@@ -9,17 +9,20 @@
 // - Every write carries the resourceVersion it was computed from, so two candidates can never
 //   both win: the second write gets 409.
 // - Release (graceful shutdown) writes an empty holder with leaseDurationSeconds 1, so the next
-//   candidate takes over at its next retry instead of waiting out the lease.
+//   candidate takes over at once (it watches the Lease while it waits: release-watch.ts), or at
+//   its next retry, instead of waiting out the lease.
 // Deliberate differences: a renewal that meets a Lease held by someone else stops leading at
 // once; client-go keeps trying until the renew deadline. A candidate also tries at the moment the
-// Lease it saw held expires on its clock, besides every jittered retry period, where client-go
-// tries at its retries only and so takes a crashed leader's Lease up to 2.2 retry periods late.
+// Lease it saw held expires on its clock, and when its watch sees the Lease released, besides
+// every jittered retry period, where client-go tries at its retries only and so takes a released
+// Lease, or a crashed leader's, up to 2.2 retry periods late.
 
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { monotonicClock, type Clock } from '../queue/clock.ts';
 import { isNotFound } from '../kube/errors.ts';
-import { createLease, getLease, microTime, updateLease, type Lease, type LeaseApi, type LeaseSpec } from './lease.ts';
+import { createLease, getLease, microTime, updateLease, type Lease, type LeaseApi, type LeaseSpec, type WatchableLeaseApi } from './lease.ts';
+import { watchForRelease } from './release-watch.ts';
 import { FailureLog } from './failure-log.ts';
 
 /** LeaderLogger is the part of a pino logger the elector uses. */
@@ -190,21 +193,42 @@ export class LeaseElector {
     }
   }
 
-  /** acquire tries every retry period (jittered) until it holds the Lease; false when stopped. */
+  /**
+   * acquire tries every retry period (jittered), as the Lease it saw held expires, and as soon as
+   * a watch of it sees it released, until it holds the Lease; false when stopped.
+   */
   async #acquire(stop: AbortSignal): Promise<boolean> {
-    while (!stop.aborted) {
-      try {
-        const acquired = await this.#tryAcquire(stop);
-        this.#acquireFailures.succeeded({ lease: this.#leaseName() });
-        if (acquired) return true;
-      } catch (e) {
-        if (stop.aborted) return false;
-        this.#acquireFailures.failed({ lease: this.#leaseName() }, e);
+    const campaign = new AbortController();
+    let wake = new AbortController();
+    let watching = false;
+    try {
+      while (!stop.aborted) {
+        try {
+          const acquired = await this.#tryAcquire(stop);
+          this.#acquireFailures.succeeded({ lease: this.#leaseName() });
+          if (acquired) return true;
+        } catch (e) {
+          if (stop.aborted) return false;
+          this.#acquireFailures.failed({ lease: this.#leaseName() }, e);
+        }
+        watching ||= this.#watchReleases(AbortSignal.any([stop, campaign.signal]), () => wake.abort());
+        const wait = Math.min(this.#o.retryPeriodMs * (1 + Math.random() * JITTER_FACTOR), this.#untilExpiry());
+        await pause(this.#clock, wait, AbortSignal.any([stop, wake.signal]));
+        if (wake.signal.aborted) wake = new AbortController();
       }
-      const wait = Math.min(this.#o.retryPeriodMs * (1 + Math.random() * JITTER_FACTOR), this.#untilExpiry());
-      if (!(await pause(this.#clock, wait, stop))) return false;
+      return false;
+    } finally {
+      campaign.abort();
     }
-    return false;
+  }
+
+  /** watchReleases starts a watch that calls onRelease when the Lease is released; false when it cannot yet. */
+  #watchReleases(signal: AbortSignal, onRelease: () => void): boolean {
+    const { api } = this.#o;
+    const resourceVersion = this.#observed?.metadata.resourceVersion;
+    if (api.watch === undefined || resourceVersion === undefined) return false;
+    void watchForRelease({ api: api as WatchableLeaseApi, lease: this.#o, resourceVersion, onRelease, retryMs: this.#o.retryPeriodMs, clock: this.#clock, signal });
+    return true;
   }
 
   async #tryAcquire(signal: AbortSignal): Promise<boolean> {

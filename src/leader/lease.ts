@@ -21,8 +21,12 @@ export interface Lease {
   spec?: LeaseSpec;
 }
 
-/** LeaseApi is the part of ApiClient that leader election uses. */
-export type LeaseApi = Pick<ApiClient, 'request'>;
+/**
+ * LeaseApi is the part of ApiClient that leader election uses. A candidate given `watch` hears of
+ * a release at once (release-watch.ts); without it, at its next retry.
+ */
+export type LeaseApi = Pick<ApiClient, 'request'> & Partial<Pick<ApiClient, 'watch'>>;
+export type WatchableLeaseApi = Pick<ApiClient, 'request' | 'watch'>;
 
 /** LEASE_PRIORITY is the budget priority of every lease call: the most urgent lane. */
 export const LEASE_PRIORITY = 0;

@@ -106,6 +106,26 @@ test('release hands the Lease to the waiting elector without waiting out the lea
   assert.equal(taken.spec?.leaseTransitions, (released.spec?.leaseTransitions ?? 0) + 1);
 });
 
+test('a waiting elector hears of a release at once, not at its next retry', { timeout: 60_000 }, async (t) => {
+  const ns = await newNamespace(t);
+  const api = await client(t);
+  // Retries 10 to 22 s apart: b tries once as it starts, and its next retry would come 10 s or
+  // more after the release; it leads well before, because its watch of the Lease saw the release.
+  const slow = { leaseDurationMs: 20_000, renewDeadlineMs: 15_000, retryPeriodMs: 10_000 };
+  const a = candidate(t, api, ns, 'a', slow);
+  await until(t, () => a.elector.isLeader());
+  const b = candidate(t, api, ns, 'b', slow);
+  await sleep(1_000); // b has read the Lease held, and waits
+
+  const releasedAt = Date.now();
+  await a.elector.release();
+  await until(t, () => b.elector.isLeader());
+  const waited = (b.ledAt ?? Date.now()) - releasedAt;
+  t.diagnostic(`b led ${waited} ms after the release began`);
+  assert.ok(waited < 5_000, `b led ${waited} ms after the release: at a retry, not when its watch saw the release`);
+  assert.equal((await lease(api, ns)).spec?.holderIdentity, 'b');
+});
+
 test('a leader that dies without releasing is replaced, never before its lease has run out', { timeout: 60_000 }, async (t) => {
   const ns = await newNamespace(t);
   const api = await client(t);

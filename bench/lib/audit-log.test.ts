@@ -60,8 +60,8 @@ test('tallyPatches splits at the takeover and counts pods patched twice, freed t
     ].join('\n'),
   );
   const tally = tallyPatches(entries, { namespace: 'ns', userAgent: 'finalizer-sweeper/', orphans: new Set(['o1', 'o2', 'o3', 'o4', 'o5']), splitAt: t(10) });
-  assert.deepEqual(tally.old, { requests: 3, freed: 2, conflicts: 1, notFound: 0, firstFreedAt: t(1), lastFreedAt: t(3) });
-  assert.deepEqual(tally.new, { requests: 4, freed: 3, conflicts: 0, notFound: 1, firstFreedAt: t(10), lastFreedAt: t(12) });
+  assert.deepEqual(tally.old, { requests: 3, freed: 2, conflicts: 1, notFound: 0, otherAnswers: 0, firstFreedAt: t(1), lastFreedAt: t(3) });
+  assert.deepEqual(tally.new, { requests: 4, freed: 3, conflicts: 0, notFound: 1, otherAnswers: 0, firstFreedAt: t(10), lastFreedAt: t(12) });
   assert.equal(tally.podsRepeated, 2);
   assert.equal(tally.podsOnBothSides, 2);
   assert.equal(tally.podsFreedTwice, 0);

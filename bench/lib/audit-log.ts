@@ -86,6 +86,8 @@ export interface Side {
   freed: number;
   conflicts: number;
   notFound: number;
+  /** otherAnswers: neither 2xx, 409 nor 404 (a request cut off as its sender died or was aborted, say). */
+  otherAnswers: number;
   /** firstFreedAt, lastFreedAt: when the first and last successful PATCH was answered (epoch ms). */
   firstFreedAt: number | null;
   lastFreedAt: number | null;
@@ -105,7 +107,7 @@ export interface PatchTally {
   freedOrphans: number;
 }
 
-const emptySide = (): Side => ({ requests: 0, freed: 0, conflicts: 0, notFound: 0, firstFreedAt: null, lastFreedAt: null });
+const emptySide = (): Side => ({ requests: 0, freed: 0, conflicts: 0, notFound: 0, otherAnswers: 0, firstFreedAt: null, lastFreedAt: null });
 
 /**
  * tallyPatches counts the controller's pod PATCHes in `namespace` (its User-Agent starts with
@@ -129,7 +131,7 @@ export function tallyPatches(entries: readonly AuditEntry[], o: { namespace: str
       pod.freed++;
       side.firstFreedAt = Math.min(side.firstFreedAt ?? Infinity, e.doneAt);
       side.lastFreedAt = Math.max(side.lastFreedAt ?? -Infinity, e.doneAt);
-    }
+    } else side.otherAnswers++;
   }
   for (const [name, pod] of perPod) {
     if (pod.old + pod.new > 1) tally.podsRepeated++;

@@ -39,7 +39,7 @@ const USAGE = `usage: npm run bench [-- --scenario N|name[,N|name…]] [--scale 
   --scale                multiply every scenario's object counts by F (e.g. 0.1 for a quick run); default 1
   --real-argo-workflows  Workflows (of 5 pods) in each run with real Argo (scenarios ${SCENARIOS.filter((s) => 'realArgo' in s).map((s) => s.id).join(' and ')}); 0 skips those runs; default ${REAL_ARGO_WORKFLOWS} times the scale
   --kube-version         the Kubernetes release(s) of the control planes (${KUBE_VERSIONS.join(', ')}, or a minor: 1.31); each scenario runs on each; default ${KUBE_VERSION_ENV}, else the newest (scenario ${defaultsSweep.id}: all three)
-  --as                   who scenarios 1 and ${defaultsSweep.id}'s contenders run as: a service account under API Priority and Fairness, or the admin, whom it exempts; each scenario runs as each; default service-account (scenario ${defaultsSweep.id}: both)`;
+  --as                   who scenarios 1, ${failover.id} and ${defaultsSweep.id}'s contenders run as: a service account under API Priority and Fairness, or the admin, whom it exempts; each scenario runs as each; default service-account (scenario ${defaultsSweep.id}: both)`;
 
 async function main(): Promise<number> {
   const { values } = parseArgs({

@@ -15,12 +15,13 @@ import { budgetLines, metricsPortOf, sample, scrape, sumOf, untilBudgetEvent } f
 import { startApfStrippingProxy } from '../support/apf-stripping-proxy.ts';
 import { contextOf, SERVICE_ACCOUNTS } from '../../src/testbed/control-plane-files.ts';
 import { ARGO_FINALIZER, newPod, newWorkflow } from '../../src/testbed/fixtures.ts';
+import { DEFAULTS } from '../../src/config/settings.ts';
 
 const { cluster, kubeconfigPath, newNamespace } = useTestCluster();
 const SA = contextOf(SERVICE_ACCOUNTS[0]);
 const LONG = 60_000;
-/** The default workers (8), a list or watch per reflector (2, one namespace), the Lease (1). */
-const MAX_CONCURRENCY = 11;
+/** The default workers, a list or watch per reflector (2, one namespace), the Lease (1). */
+const MAX_CONCURRENCY = DEFAULTS.podCleanupWorkers + 2 + 1;
 
 function controller(t: TestContext, args: string[]): RunningCli {
   const p = startCli(['controller', '--leader-elect=false', '--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '0', '--log-format', 'json', ...args]);

@@ -62,3 +62,13 @@ test('a watch that fails or ends is opened again a retry period later, from now 
   stop.abort();
   await done;
 });
+
+test('a watch refused (403: RBAC without the watch verb) is not asked for again', async () => {
+  const { api, opened } = scripted([{ events: [], fail: new ApiError(403, 'Forbidden', 'leases "l" is forbidden') }]);
+  const clock = new FakeClock(0);
+  const stop = new AbortController();
+  await watchForRelease({ api, lease: { namespace: 'ns', name: 'l' }, resourceVersion: '5', onRelease: () => {}, retryMs: 1_000, clock, signal: stop.signal });
+  clock.advance(10_000);
+  await settle();
+  assert.equal(opened.length, 1);
+});

@@ -4,6 +4,7 @@
 // after the stop, against a goal of 3 s to its first removal. It only wakes the candidate, which
 // then reads the Lease afresh and takes it as it would at a retry: no decision rests on the watch.
 
+import { ApiError } from '../kube/errors.ts';
 import type { Clock } from '../queue/clock.ts';
 import { LEASE_PRIORITY, type Lease, type LeaseRef, type WatchableLeaseApi } from './lease.ts';
 
@@ -34,7 +35,10 @@ export async function watchForRelease(o: ReleaseWatch): Promise<void> {
         rv = e.object.metadata.resourceVersion ?? rv;
         if (e.type === 'DELETED' || (e.type !== 'BOOKMARK' && (e.object.spec?.holderIdentity ?? '') === '')) o.onRelease();
       }
-    } catch {
+    } catch (err) {
+      // Refused (a Role from before the watch verb was granted): asking again every retry period
+      // would add a refused request, and the alert on 403s, for nothing; the retries go on alone.
+      if (err instanceof ApiError && err.status === 403) return;
       // A failed watch (410 Gone among them) only costs the prompt wake-up: the retries go on.
       // Opened again from now, whose first event is the Lease as it is, released or not.
       rv = '';

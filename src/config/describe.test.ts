@@ -8,7 +8,7 @@ import { DEFAULTS } from './settings.ts';
 describe('describeSettings', () => {
   test('renders the defaults as flat strings keyed by config-file key', () => {
     const d = describeSettings(DEFAULTS);
-    assert.equal(d.podCleanupWorkers, '16');
+    assert.equal(d.podCleanupWorkers, '8');
     assert.equal(d.resyncPeriod, '5m0s');
     assert.equal(d.forceAfter, '');
     assert.equal(d.namespace, '');

@@ -126,7 +126,7 @@ export const DEFAULTS: Settings = {
   finalizer: 'workflows.argoproj.io/status',
   owner: { group: 'argoproj.io', version: 'v1alpha1', resource: 'workflows', kind: 'Workflow' },
   conventions: ARGO_CONVENTIONS,
-  podCleanupWorkers: 16,
+  podCleanupWorkers: 8,
   resyncPeriodMs: 5 * 60_000,
   forceAfterMs: null,
   nodeStatus: 'terminating',

@@ -171,7 +171,7 @@ test('build_info carries the version and the Node version', async () => {
 test('config_info shows the settings that shape behaviour, "*" for all namespaces', async () => {
   const m = new Metrics({ version: 'test' });
   m.recordConfig({ ...DEFAULTS, forceAfterMs: 600_000 });
-  const series = 'finalizer_sweeper_config_info{workers="16",api_budget_mode="auto",qps="unset",burst="unset",resync_period="300s",'
+  const series = 'finalizer_sweeper_config_info{workers="8",api_budget_mode="auto",qps="unset",burst="unset",resync_period="300s",'
     + 'force_after="600s",dry_run="false",namespaces="*",finalizer="workflows.argoproj.io/status"}';
   assert.equal(await sample(m, series), 1);
 });
@@ -179,7 +179,7 @@ test('config_info shows the settings that shape behaviour, "*" for all namespace
 test('config_info shows a QPS and burst as given', async () => {
   const m = new Metrics({ version: 'test' });
   m.recordConfig({ ...DEFAULTS, kubeApiBudgetMode: 'qps', kubeApiQps: 2.5, kubeApiBurst: 5 });
-  assert.match(await m.registry.metrics(), /^finalizer_sweeper_config_info\{workers="16",api_budget_mode="qps",qps="2.5",burst="5",/m);
+  assert.match(await m.registry.metrics(), /^finalizer_sweeper_config_info\{workers="8",api_budget_mode="qps",qps="2.5",burst="5",/m);
 });
 
 test('api_budget_info shows the budget in force, replacing what it showed before, and the concurrency limit', async () => {

@@ -13,7 +13,7 @@ test('the time reads as pino\'s isoTime, across seconds, and back again', () => 
 
 test('property: any whole millisecond reads as pino\'s isoTime, in any order', () => {
   fc.assert(
-    fc.property(fc.array(fc.integer({ min: 0, max: 8.64e15 }), { minLength: 1, maxLength: 20 }), (times) => {
+    fc.property(fc.array(fc.integer({ min: 0, max: 8.64e15 - 1 }), { minLength: 1, maxLength: 20 }), (times) => {
       for (const ms of times) {
         assert.equal(isoTimeAt(ms), pino(ms));
         assert.equal(isoTimeAt(ms + 1), pino(ms + 1));

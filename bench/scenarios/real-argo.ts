@@ -1,7 +1,9 @@
 // Real Argo as a contender in scenarios 1 and 12: Argo's own workflow-controller (v4.0.5) on the
 // real-Argo bed (src/testbed/argo-bed.ts: kwok as the kubelet, the driver as scheduler and wait
 // containers), run alone and with finalizer-sweeper beside it as its sidecar would run it (the
-// compiled CLI, defaults, started before the Workflows, as a service account). Both contenders get
+// compiled CLI, defaults, started before the Workflows, as a service account); in scenario 1 also
+// with the bare patch loop beside it, the ceiling a controller beside Argo is measured against.
+// Every contender gets
 // a fresh namespace with the same Workflows and a fresh workflow-controller process (its rate
 // limiter's debt carries over from one run to the next otherwise: ../shared/REAL-ARGO.md), so
 // that its CPU and peak RSS are the run's own. Argo's requests are counted by a loopback proxy in
@@ -13,25 +15,31 @@ import { startArgoBed, type ArgoBed } from '../../src/testbed/argo-bed.ts';
 import { startArgo, type RunningArgo } from '../../src/testbed/argo-controller.ts';
 import { bedWorkflow, type BedWorkflow } from '../../src/testbed/argo-workflows.ts';
 import { Cluster, mapConcurrent } from '../../src/testbed/cluster.ts';
-import { startFaultProxy } from '../../src/testbed/fault-proxy.ts';
+import { startFaultProxy, type FaultProxy } from '../../src/testbed/fault-proxy.ts';
 import { ARGO_FINALIZER } from '../../src/testbed/fixtures.ts';
 import { finished, listWorkflows, recordFaults } from '../../test/support/argo-records.ts';
-import { DEFAULTS, apiRequests, startController, type RunningController } from '../contenders/sweeper.ts';
+import { runCeilingProcess } from '../contenders/ceiling-process.ts';
+import { DEFAULTS, apiRequests, startController, workersOf, type RunningController } from '../contenders/sweeper.ts';
 import { cpuSecondsOf, peakRssOf } from '../lib/child.ts';
 import { SWEEPER } from '../lib/env.ts';
 import { fateFigures, PodFates, type FateFigures } from '../lib/pod-fates.ts';
 import { RequestTally } from '../lib/request-tally.ts';
-import { fig, type Row } from '../lib/result.ts';
-import { per, ratePerSecond } from '../lib/stats.ts';
+import { fig, goal, type Row } from '../lib/result.ts';
+import { per, ratePerSecond, ratio } from '../lib/stats.ts';
 import type { Outcome, RealArgoContext } from './scenario.ts';
 
 export const PODS_PER_WORKFLOW = 5;
 export const ARGO_ALONE = 'real Argo v4.0.5 alone';
 export const ARGO_WITH_SWEEPER = 'real Argo v4.0.5 + finalizer-sweeper (defaults)';
+/** The bare loop beside Argo runs at the controller's default worker count (--pod-cleanup-workers). */
+const LOOP_CONCURRENCY = workersOf(DEFAULTS);
+export const ARGO_WITH_LOOP = `real Argo v4.0.5 + bare loop at ${LOOP_CONCURRENCY}`;
+/** What runs beside Argo in a contender's run. */
+type Beside = 'nothing' | 'finalizer-sweeper' | 'bare loop';
 /** The line Argo logs at WARN when its own finalizer removal fails (a 409 when we freed the pod first). */
 const CLEANUP_WARNING = 'failed to clean-up pod';
 /** Generous: the machine is shared, and Argo creates pods at its client's 20 a second. */
-const LONG_MS = 900_000;
+export const LONG_MS = 900_000;
 const READY_TIMEOUT_MS = 120_000;
 /**
  * The garbage collector's client is throttled at 20 requests a second by default and would pace
@@ -80,14 +88,24 @@ async function controllerFigures(r: Run, m: Meter, pods: number): Promise<Return
     fig('Argo: CPU', argoCpu === null || m.argoCpu === null ? null : argoCpu - m.argoCpu, 's'),
     fig('Argo: peak RSS', argoRss === null ? null : argoRss / 1e6, 'MB'),
     fig('Argo: "failed to clean-up pod" warnings', lines.filter((l) => l.includes(CLEANUP_WARNING)).length),
-    fig('finalizer-sweeper: API requests per pod', sweeperRequests === null || m.sweeperRequests === null ? null : per(sweeperRequests - m.sweeperRequests, pods)),
-    fig('finalizer-sweeper: CPU', sweeperCpu === null || m.sweeperCpu === null ? null : sweeperCpu - m.sweeperCpu, 's'),
-    fig('finalizer-sweeper: peak RSS', sweeperRss === null ? null : sweeperRss / 1e6, 'MB'),
+    ...besideFigures(sweeperRequests === null || m.sweeperRequests === null ? null : per(sweeperRequests - m.sweeperRequests, pods), sweeperCpu === null || m.sweeperCpu === null ? null : sweeperCpu - m.sweeperCpu, sweeperRss),
+  ];
+}
+
+/**
+ * besideFigures: what runs beside Argo (finalizer-sweeper or the bare loop), in the same columns,
+ * so that the rows compare: its requests per pod, its CPU over the window, its peak RSS in bytes.
+ */
+function besideFigures(requestsPerPod: number | null, cpuSeconds: number | null, peakRss: number | null): ReturnType<typeof fig>[] {
+  return [
+    fig('beside Argo: API requests per pod', requestsPerPod),
+    fig('beside Argo: CPU', cpuSeconds, 's'),
+    fig('beside Argo: peak RSS', peakRss === null ? null : peakRss / 1e6, 'MB'),
   ];
 }
 
 /** withBed starts the real-Argo bed for one scenario's runs and stops it after them. */
-async function withBed(ctx: RealArgoContext, body: (bed: ArgoBed, cluster: Cluster) => Promise<void>): Promise<void> {
+export async function withBed(ctx: RealArgoContext, body: (bed: ArgoBed, cluster: Cluster) => Promise<void>): Promise<void> {
   ctx.log('real Argo: starting the real-Argo bed');
   const bed = await startArgoBed({ plane: PLANE });
   const cluster = new Cluster(bed.plane);
@@ -102,22 +120,15 @@ async function withBed(ctx: RealArgoContext, body: (bed: ArgoBed, cluster: Clust
   }
 }
 
-/** contenderRun runs `body` with Argo (and finalizer-sweeper beside it, if `withSweeper`) on a fresh namespace. */
+/**
+ * contenderRun runs `body` with Argo (and finalizer-sweeper beside it, started and synced first,
+ * if `withSweeper`) on a fresh namespace.
+ */
 async function contenderRun<T>(bed: ArgoBed, cluster: Cluster, namespace: string, withSweeper: boolean, body: (r: Run) => Promise<T>): Promise<T> {
   await cluster.createNamespace(namespace);
   const dir = await mkdtemp(join(tmpdir(), 'bench-real-argo-'));
   const tally = new RequestTally();
-  const proxy = await startFaultProxy({
-    kubeconfigPath: bed.plane.kubeconfigPath,
-    path: join(dir, 'argo.kubeconfig'),
-    fault: (req) => {
-      tally.add(req.method ?? 'GET', req.url ?? '/');
-      // Argo's client sends no bearer token to a plain-http server (seen here: no Authorization
-      // header at all, and a 401), so the proxy adds the admin's, which Argo would have sent.
-      req.headers.authorization ??= `Bearer ${bed.plane.token}`;
-      return null;
-    },
-  });
+  const proxy = await argoProxy(bed, join(dir, 'argo.kubeconfig'), (method, url) => tally.add(method, url));
   let argo: RunningArgo | null = null;
   let sweeper: RunningController | null = null;
   try {
@@ -138,11 +149,26 @@ async function contenderRun<T>(bed: ArgoBed, cluster: Cluster, namespace: string
   }
 }
 
-async function createWorkflows(cluster: Cluster, workflows: object[]): Promise<void> {
+/** argoProxy starts a loopback proxy for one workflow-controller that hands each request's method and URL to `seen`; its kubeconfig is written at `path`. */
+export async function argoProxy(bed: ArgoBed, path: string, seen: (method: string, url: string) => void): Promise<FaultProxy> {
+  return startFaultProxy({
+    kubeconfigPath: bed.plane.kubeconfigPath,
+    path,
+    fault: (req) => {
+      seen(req.method ?? 'GET', req.url ?? '/');
+      // Argo's client sends no bearer token to a plain-http server (seen here: no Authorization
+      // header at all, and a 401), so the proxy adds the admin's, which Argo would have sent.
+      req.headers.authorization ??= `Bearer ${bed.plane.token}`;
+      return null;
+    },
+  });
+}
+
+export async function createWorkflows(cluster: Cluster, workflows: object[]): Promise<void> {
   await mapConcurrent(workflows, 8, (wf) => cluster.client.call('POST', `/apis/argoproj.io/v1alpha1/namespaces/${(wf as BedWorkflow).metadata.namespace}/workflows`, wf));
 }
 
-const names = (n: number): string[] => Array.from({ length: n }, (_, i) => `wf-${String(i).padStart(4, '0')}`);
+export const names = (n: number): string[] => Array.from({ length: n }, (_, i) => `wf-${String(i).padStart(4, '0')}`);
 
 /** afterFirst drops the first `n` times: what is left runs at the sustained rate, past a token bucket's burst. */
 function afterFirst(times: number[], n: number): number[] {
@@ -159,14 +185,21 @@ function fateRow(label: string, f: FateFigures, extra: ReturnType<typeof fig>[],
 
 /**
  * realArgoOrphaning (scenario 1): Workflows running (their pods run for 10 minutes, each held by
- * Argo's finalizer) are deleted at once; timed from the deletion.
+ * Argo's finalizer) are deleted at once; timed from the deletion. Three contenders, each on
+ * Workflows of its own: Argo alone, Argo with finalizer-sweeper beside it, and Argo with the bare
+ * loop beside it, started once the Workflows are deleted. The loop is the ceiling: it lists the
+ * namespace once and frees every pod it found held, checking nothing (no owner, no record), so it
+ * may free pods before the garbage collector has even marked them; what compares is the time
+ * until every finalizer is gone and the removals a second.
  */
 export async function realArgoOrphaning(ctx: RealArgoContext, out: Outcome): Promise<void> {
   const pods = ctx.workflows * PODS_PER_WORKFLOW;
   out.size = { ...out.size, 'real-Argo pods': pods, 'real-Argo Workflows': ctx.workflows };
+  const measured = new Map<Beside, { rate: number | null; allFreedS: number | null }>();
   await withBed(ctx, async (bed, cluster) => {
-    for (const [label, withSweeper] of [[ARGO_ALONE, false], [ARGO_WITH_SWEEPER, true]] as const) {
-      const row = await contenderRun(bed, cluster, withSweeper ? 's1-argo-sweeper' : 's1-argo-alone', withSweeper, async (r) => {
+    const contenders = [[ARGO_ALONE, 'nothing', 's1-argo-alone'], [ARGO_WITH_SWEEPER, 'finalizer-sweeper', 's1-argo-sweeper'], [ARGO_WITH_LOOP, 'bare loop', 's1-argo-loop']] as const;
+    for (const [label, beside, namespace] of contenders) {
+      const row = await contenderRun(bed, cluster, namespace, beside === 'finalizer-sweeper', async (r) => {
         ctx.log(`${label}: creating ${ctx.workflows} Workflows of ${PODS_PER_WORKFLOW} pods`);
         const wfs = names(ctx.workflows);
         await createWorkflows(cluster, wfs.map((name) => bedWorkflow({ namespace: r.namespace, name, pods: PODS_PER_WORKFLOW, runFor: '10m' })));
@@ -182,7 +215,11 @@ export async function realArgoOrphaning(ctx: RealArgoContext, out: Outcome): Pro
           ctx.log(`${label}: deleting the Workflows`);
           const m = await meter(r);
           const t0 = Date.now();
+          // The loop's window is on the monotonic clock in µs, which both processes read.
+          const t0Us = Number(process.hrtime.bigint() / 1000n);
           await mapConcurrent(wfs, 20, (name) => cluster.deleteWorkflow(r.namespace, name));
+          // The loop runs as the controller's service account, so that API Priority and Fairness classifies both alike.
+          const loop = beside === 'bare loop' ? await runCeilingProcess(bed.plane, { context: SWEEPER, concurrency: LOOP_CONCURRENCY, namespace: r.namespace }) : null;
           await cluster.waitFor(async () => {
             if (fates.failure !== null) throw new Error(`the pod watch failed: ${String(fates.failure)}`);
             const f = fateFigures(fates.fates, t0);
@@ -190,12 +227,17 @@ export async function realArgoOrphaning(ctx: RealArgoContext, out: Outcome): Pro
           }, LONG_MS, 'every pod gone');
           const f = fateFigures(fates.fates, t0);
           const freedTimes = [...fates.fates.values()].map((x) => x.freedAt as number);
+          const rate = ratePerSecond(freedTimes);
+          measured.set(beside, { rate, allFreedS: f.allFreedS });
+          const figures = await controllerFigures(r, m, pods);
+          // The loop's own figures take the columns of what runs beside Argo (its CPU from its first request to its last answer).
+          const withLoop = loop === null ? figures : [...figures.filter((x) => !x.name.startsWith('beside Argo:')), ...besideFigures(per(loop.requests, pods), loop.cpuSeconds, null)];
           return fateRow(label, f, [
-            fig('removals/s', ratePerSecond(freedTimes)),
+            fig('removals/s', rate),
             fig('removals/s after the first 100', ratePerSecond(afterFirst(freedTimes, 100))),
             fig('pods freed while their Workflow lived', freedEarly),
-            ...(await controllerFigures(r, m, pods)),
-          ]);
+            ...withLoop,
+          ], loop === null ? undefined : `the loop's first request ${((loop.startedUs - t0Us) / 1e6).toFixed(2)} s after the first deletion, its last answer ${((loop.endedUs - t0Us) / 1e6).toFixed(2)} s; it freed ${loop.removed} (${loop.conflicts} conflicts, ${loop.retries} retries)`);
         } finally {
           await fates.stop();
         }
@@ -203,9 +245,16 @@ export async function realArgoOrphaning(ctx: RealArgoContext, out: Outcome): Pro
       out.rows.push(row);
     }
   });
+  const sweeper = measured.get('finalizer-sweeper');
+  const loop = measured.get('bare loop');
+  const rateRatio = ratio(sweeper?.rate ?? null, loop?.rate ?? null);
+  // Time until every finalizer is gone, the loop's over finalizer-sweeper's: also 1 or more when it is as fast.
+  const timeRatio = ratio(loop?.allFreedS ?? null, sweeper?.allFreedS ?? null);
+  out.goals.push(goal(`beside real Argo: finalizer-sweeper (defaults) at least 0.80 of the removals/s of a bare loop at ${LOOP_CONCURRENCY} beside Argo`, rateRatio, '', (v) => v >= 0.8));
   out.notes.push(
     `Real Argo (rows "${ARGO_ALONE}…"): ${ctx.workflows} running Workflows of ${PODS_PER_WORKFLOW} pods (a DAG, pods running 10 minutes under kwok, each held by Argo's finalizer) on the real-Argo bed, deleted at once; timed from the deletion by a watch of the namespace (a pod is freed when first seen without Argo's finalizer, or deleted). kube-controller-manager runs with --kube-api-qps=1000 --kube-api-burst=2000 so that its garbage collector does not pace the run.`,
-    'Real Argo: Argo\'s requests are every request it sent through a counting proxy over the window, per pod; "pod writes" are its creates, patches and deletes of pods. finalizer-sweeper\'s are its own counter. CPU is over the window; peak RSS is each process\'s VmHWM, over its whole life (a workflow-controller of its own per run, which also created the pods).',
+    'Real Argo: Argo\'s requests are every request it sent through a counting proxy over the window, per pod; "pod writes" are its creates, patches and deletes of pods. What runs beside Argo: finalizer-sweeper\'s requests are its own counter, its CPU over the window, its peak RSS its VmHWM over its whole life; the bare loop\'s are its own count and its CPU from its first request to its last answer (no RSS taken). Argo\'s CPU is over the window; its peak RSS its VmHWM over its whole life (a workflow-controller of its own per run, which also created the pods).',
+    `Real Argo + bare loop: the loop (bench/contenders/ceiling.ts, a process of its own, as the controller's service account) starts once the Workflows are deleted, at ${LOOP_CONCURRENCY} in flight (the controller's default --pod-cleanup-workers); it lists the namespace once and frees every held pod without a check, before the garbage collector has marked some. finalizer-sweeper against it in this run: ${rateRatio === null ? 'not measured' : rateRatio.toFixed(2)} of its removals/s, and the loop's time until every finalizer is gone over finalizer-sweeper's: ${timeRatio === null ? 'not measured' : timeRatio.toFixed(2)}.`,
   );
 }
 

@@ -3,7 +3,10 @@
 // an instance ID, environment. Facts it relies on, from Argo v4.0.5's code:
 // - ARGO_POD_STATUS_CAPTURE_FINALIZER defaults to false in v4.0.5, and then pods get no finalizer
 //   at all (`== "true"` in workflowpod.go and pod/queue.go).
-// - LEADER_ELECTION_DISABLE=true, or it wants LEADER_ELECTION_IDENTITY and takes a Lease.
+// - LEADER_ELECTION_DISABLE=true, or it wants LEADER_ELECTION_IDENTITY and takes a Lease, named
+//   "workflow-controller" (with "-<instance ID>" when it has one) in its --namespace
+//   (cmd/workflow-controller/main.go). Only the leader starts its informers and workers
+//   (OnStartedLeading runs Run), so a follower never logs READY_LINE; its healthz answers 200.
 // - Its metrics server listens on ":9090" with no address setting: metricsConfig and
 //   telemetryConfig disabled in its ConfigMap keep it from starting (util/telemetry,
 //   RunPrometheusServer returns when not enabled).
@@ -35,6 +38,12 @@ export interface ArgoOptions {
   kubeconfig?: string;
   /** Receives every output line, prefixed "workflow-controller: ". */
   log?: (line: string) => void;
+  /**
+   * Leader election on, as this identity (LEADER_ELECTION_IDENTITY; the lease's durations from
+   * `env`, Argo's defaults otherwise). It is then ready as the leader once it has started its
+   * controllers, or as a follower once the Lease names another identity and its healthz answers.
+   */
+  leaderElection?: { identity: string };
 }
 
 export interface RunningArgo {
@@ -46,8 +55,11 @@ export interface RunningArgo {
   readonly lines: readonly string[];
   /** count counts the output lines so far that contain text. */
   count(text: string): number;
-  /** stop kills it by PID (SIGKILL: it ignores SIGTERM) and removes its temp dir; idempotent. */
-  stop(): Promise<void>;
+  /**
+   * stop kills it by PID (SIGKILL: it ignores SIGTERM) and removes its temp dir; idempotent.
+   * `graceMs`: SIGTERM first and SIGKILL that long after, as a kubelet stops a container.
+   */
+  stop(graceMs?: number): Promise<void>;
 }
 
 const READY_LINE = 'Starting workflow garbage collector controller';
@@ -91,15 +103,16 @@ export async function startArgo(plane: ControlPlane, bins: ArgoBedBinaries, opts
     ...(opts.managedNamespace ? ['--namespaced', '--managed-namespace', opts.managedNamespace] : []),
     ...(opts.args ?? []),
   ];
-  const env = { ARGO_POD_STATUS_CAPTURE_FINALIZER: 'true', LEADER_ELECTION_DISABLE: 'true', ARGO_PPROF_ADDRESS: healthAddress, ...opts.env };
+  const election: Record<string, string> = opts.leaderElection ? { LEADER_ELECTION_IDENTITY: opts.leaderElection.identity } : { LEADER_ELECTION_DISABLE: 'true' };
+  const env = { ARGO_POD_STATUS_CAPTURE_FINALIZER: 'true', ...election, ARGO_PPROF_ADDRESS: healthAddress, ...opts.env };
   const argo = startProcess('workflow-controller', bins.workflowController, args, logPath, opts.log, env);
   const lines: string[] = [];
   argo.onLine((line) => lines.push(line));
   const watchdog = startWatchdog([argo.pid], [dir]);
   let stopping: Promise<void> | undefined;
-  const stop = (): Promise<void> =>
+  const stop = (graceMs = 0): Promise<void> =>
     (stopping ??= (async () => {
-      await stopProcess(argo, 0);
+      await stopProcess(argo, graceMs);
       stopWatchdog(watchdog);
       await rm(dir, { recursive: true, force: true });
       removeOnExit(dir, false);
@@ -109,7 +122,14 @@ export async function startArgo(plane: ControlPlane, bins: ArgoBedBinaries, opts
     let exited: string | undefined;
     void argo.exited.then((how) => (exited = how));
     const deadline = Date.now() + 120_000;
-    while (!(lines.some((l) => l.includes(READY_LINE)) && (await answers(healthz)))) {
+    const lease = `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/${opts.instanceId ? `workflow-controller-${opts.instanceId}` : 'workflow-controller'}`;
+    const follows = async (identity: string): Promise<boolean> => {
+      const holder = await leaseHolder(plane, lease);
+      return holder !== null && holder !== identity;
+    };
+    const ready = async (): Promise<boolean> =>
+      (lines.some((l) => l.includes(READY_LINE)) || (opts.leaderElection !== undefined && (await follows(opts.leaderElection.identity)))) && (await answers(healthz));
+    while (!(await ready())) {
       if (exited !== undefined) throw new Error(`workflow-controller exited (${exited})`);
       if (Date.now() > deadline) throw new Error(`no "${READY_LINE}" and healthy ${healthz} within 120 s`);
       await new Promise((r) => setTimeout(r, 100));
@@ -127,6 +147,20 @@ export async function startArgo(plane: ControlPlane, bins: ArgoBedBinaries, opts
     count: (text) => lines.filter((l) => l.includes(text)).length,
     stop,
   };
+}
+
+/** leaseHolder is the identity holding the Lease at `path`, or null (none, or no Lease yet). */
+async function leaseHolder(plane: ControlPlane, path: string): Promise<string | null> {
+  const client = new ApiClient(plane);
+  try {
+    const lease = await client.call<{ spec?: { holderIdentity?: string } }>('GET', path);
+    return lease.spec?.holderIdentity || null;
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 404) return null;
+    throw err;
+  } finally {
+    client.close();
+  }
 }
 
 async function answers(url: string): Promise<boolean> {

@@ -6,7 +6,8 @@
 // write (who held it, when it was released and taken) and every finalizer PATCH per pod from both
 // replicas, including those a killed process sent but never heard answered. From it: the time
 // from the kill to the new leader's first removal, the PATCHes each side made (conflicts, pods
-// PATCHed twice), pods freed twice, pods freed whose owner lives.
+// PATCHed twice), pods freed twice, pods freed whose owner lives. Its real-Argo part
+// (argo-failover.ts) measures Argo's own failover on the real-Argo bed, beside ours.
 import { fileURLToPath } from 'node:url';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -17,6 +18,7 @@ import { handoverAfter, ownerReadsBetween, parseAudit, tallyPatches, type AuditE
 import { fig, format, goal, type Row } from '../lib/result.ts';
 import { ARGO_FINALIZER } from '../../src/testbed/fixtures.ts';
 import { DEFAULTS as DEFAULT_SETTINGS } from '../../src/config/settings.ts';
+import { realArgoFailover } from './argo-failover.ts';
 import { scaled, type ClusterScenario, type ScenarioContext } from './scenario.ts';
 
 const PODS = 3_000;
@@ -93,6 +95,7 @@ export const failover: ClusterScenario = {
       'Measured on a shared 2-core machine: the times include its scheduling delays.',
     );
   },
+  realArgo: realArgoFailover,
 };
 
 const seconds = (from: number | null, to: number | null): number | null => (from === null || to === null ? null : (to - from) / 1000);

@@ -5,10 +5,10 @@
 // is stopped: SIGKILL (a crash), or SIGTERM followed by SIGKILL after Kubernetes' default grace
 // period of 30 s (a rollout; Argo ignores SIGTERM, util/logging/init.go, so it leads and frees
 // pods until the kill). The follower starts its informers and workers only once it wins the
-// Lease: that is what is timed. It also queues a pod already being deleted no earlier than 2
-// minutes after the pod's last condition change (workflow/controller/pod/controller.go,
-// commonPodEvent), which would time the pods' youth rather than the handover: the Workflows are
-// deleted once their pods have run that long, as those of Workflows deleted in use have.
+// Lease, and then queues a pod already being deleted no earlier than 2 minutes after the pod's
+// last condition change (workflow/controller/pod/controller.go, commonPodEvent), which a kubelet
+// (kwok here, as a kubelet does) makes when it kills the pod's containers on the deletion: both
+// are Argo's own handover, and both are timed.
 // A pod is freed when the benchmark's pod watch first sees it without Argo's finalizer (PodFates);
 // each replica is behind a proxy of its own, so that its pod writes are told apart.
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -36,8 +36,6 @@ const RETRY_S = 5;
 const GRACE_MS = 30_000;
 /** Argo's delay for a pod already being deleted: 2 minutes after its last condition change. */
 const DELETING_DELAY_S = 120;
-/** The pods run this long before their Workflows are deleted: past Argo's delay, with a margin. */
-const AGE_MS = (DELETING_DELAY_S + 5) * 1000;
 /** Argo's install namespace, where its Lease lives (startArgo's default). */
 const ARGO_NAMESPACE = 'argo';
 const LEASE_PATH = `/apis/coordination.k8s.io/v1/namespaces/${ARGO_NAMESPACE}/leases/workflow-controller`;
@@ -63,7 +61,7 @@ export async function realArgoFailover(ctx: RealArgoContext, out: Outcome): Prom
   });
   out.notes.push(
     `Real Argo's own failover (rows "real Argo v4.0.5, leader …"): two workflow-controller replicas with leader election on (Argo's defaults: lease ${LEASE_S} s, renew deadline 10 s, retry ${RETRY_S} s, no release on stop), alone, cluster-wide, as the admin, on the real-Argo bed; the follower is ready (the Lease names the leader) before ${ctx.workflows} running Workflows of ${PODS_PER_WORKFLOW} pods (each held by Argo's finalizer) are created and then deleted. Once ${Math.round(STOP_AT * 100)}% of the pods are seen freed, the leader gets SIGKILL, or SIGTERM and SIGKILL ${GRACE_MS / 1000} s later (Kubernetes' default grace period: Argo ignores SIGTERM, and leads and frees pods until the kill). ${ROUNDS} rounds of each, alternating.`,
-    `Real Argo's failover: times run from the stop (the signal sent); "stop to the Lease taken" is to the new holder's acquireTime in the Lease; the new leader's first removal is the first pod the watch sees freed after the old leader's exit, and its pod PATCHes pass a proxy of its own. Argo starts its informers only once it leads, and a pod already being deleted is queued no earlier than ${DELETING_DELAY_S} s after its last condition change: the pods run ${AGE_MS / 1000} s before the deletion ("youngest pod's age at the stop"), so that this delay is past; "pods left held" are those still held when the wait ended (the lease, ${DELETING_DELAY_S} s and 100 ms a pod after the exit).`,
+    `Real Argo's failover: times run from the stop (the signal sent); "stop to the Lease taken" is to the new holder's acquireTime in the Lease; the new leader's first removal is the first pod the watch sees freed after the old leader's exit, and its pod PATCHes pass a proxy of its own. Argo starts its informers only once it leads, and a pod already being deleted is queued no earlier than ${DELETING_DELAY_S} s after its last condition change, which the kubelet (kwok) makes as it kills the pod's containers on the deletion; "pods left held" are those still held when the wait ended (the lease, ${DELETING_DELAY_S} s and 100 ms a pod after the exit).`,
   );
 }
 
@@ -96,9 +94,6 @@ async function argoRound(ctx: RealArgoContext, bed: ArgoBed, cluster: Cluster, h
       const ps = await cluster.listPods(namespace);
       return ps.length === pods && ps.every((p) => p.status?.phase === 'Running');
     }, LONG_MS, `${pods} pods running`);
-    const allRunningAt = Date.now();
-    log(`letting the pods run ${AGE_MS / 1000} s`);
-    await new Promise((r) => setTimeout(r, AGE_MS));
     const fates = new PodFates(bed.plane, namespace);
     await fates.start();
     try {
@@ -142,7 +137,6 @@ async function argoRound(ctx: RealArgoContext, bed: ArgoBed, cluster: Cluster, h
         figures: [
           fig('pods', pods),
           fig('pods freed at the stop', freedAtStop),
-          fig('youngest pod\'s age at the stop', s(allRunningAt, stopAt), 's'),
           fig('deletion to the stop', s(t0, stopAt), 's'),
           fig('stop to the old leader\'s exit', s(stopAt, exitedAt), 's'),
           fig('old leader: pods freed after the stop', byOldAfterStop),

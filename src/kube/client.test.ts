@@ -36,6 +36,11 @@ function client(t: Transport = transport(), options: ApiClientOptions = {}): Api
   return new ApiClient(t, options);
 }
 
+async function until(cond: () => boolean): Promise<void> {
+  for (let i = 0; i < 200 && !cond(); i++) await new Promise((r) => setTimeout(r, 10));
+  assert.ok(cond(), 'timed out');
+}
+
 function readBody(req: http.IncomingMessage): Promise<string> {
   return new Promise((resolve) => {
     let s = '';
@@ -236,6 +241,43 @@ test('aborting a request rejects it with the signal reason', async (t) => {
   const p = c.request({ method: 'GET', path: '/slow', signal: ac.signal });
   setImmediate(() => ac.abort(new Error('stop')));
   await assert.rejects(p, /stop/);
+});
+
+test("a term's end cancels its requests in flight, half-answered or not, and closes their connections", async (t) => {
+  let closed = 0;
+  handler = (req, res) => {
+    req.socket.once('close', () => closed++);
+    if (req.url === '/silent') return;
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.write('{"items":['); // and never ends
+  };
+  const c = client();
+  t.after(() => c.close());
+  // As leadWhenElected hands the work its signal: the term's or the shutdown's, whichever ends first.
+  const [term, shutdown] = [new AbortController(), new AbortController()];
+  const signal = AbortSignal.any([term.signal, shutdown.signal]);
+  const inFlight = [c.request({ method: 'GET', path: '/half', signal }), c.request({ method: 'PATCH', path: '/silent', body: {}, signal })];
+  setTimeout(() => term.abort(new Error('term lost')), 50);
+  await Promise.all(inFlight.map((p) => assert.rejects(p, /term lost/)));
+  await until(() => closed === 2);
+});
+
+test('a signal already aborted sends nothing; many requests on one signal add one listener to it', async (t) => {
+  const { getEventListeners } = await import('node:events');
+  let received = 0;
+  handler = (_req, res) => {
+    received++;
+    res.end('{}');
+  };
+  const c = client();
+  t.after(() => c.close());
+  const ac = new AbortController();
+  await Promise.all(Array.from({ length: 20 }, () => c.request({ method: 'GET', path: '/x', signal: ac.signal })));
+  assert.equal(getEventListeners(ac.signal, 'abort').length, 1);
+  assert.equal(received, 20);
+  ac.abort(new Error('gone'));
+  await assert.rejects(c.request({ method: 'PATCH', path: '/x', body: {}, signal: ac.signal }), /gone/);
+  assert.equal(received, 20, 'nothing sent on an aborted signal');
 });
 
 test('a refused connection is a retryable error', async (t) => {

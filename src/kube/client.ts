@@ -11,6 +11,7 @@ import { ApiError, forbiddenCause, retryAfterHeaderSeconds, type ForbiddenCause,
 import { transportFromKubeConfig, type Transport } from './transport.ts';
 import { watchEvents, type WatchEvent } from './watch-stream.ts';
 import { resourceOfPath } from './api-path.ts';
+import { AbortFanout } from './abort-fanout.ts';
 
 /** RequestObserver hears of every finished request (watches: when the stream opens). */
 export interface RequestObserver {
@@ -90,6 +91,8 @@ export class ApiClient {
   readonly #refreshMs: number;
   readonly #timeoutMs: number;
   readonly #userAgent: string;
+  /** Cancels requests by their signal, one listener per signal (abort-fanout.ts). */
+  readonly #cancels = new AbortFanout();
   #headers: Promise<Record<string, string>> | null = null;
   #headersAt = 0;
 
@@ -223,16 +226,20 @@ export class ApiClient {
       headers['Content-Type'] = opts.contentType ?? 'application/json';
       headers['Content-Length'] = String(Buffer.byteLength(body));
     }
+    const signal = opts.signal;
+    if (signal?.aborted) return Promise.reject(signal.reason);
     return new Promise((resolve, reject) => {
       const req = this.#lib.request(
-        { ...this.#target(opts.path, opts.query), method: opts.method, headers, agent, signal: opts.signal },
+        { ...this.#target(opts.path, opts.query), method: opts.method, headers, agent },
         (res) => {
           // A watch may then stay silent for minutes (the reflector's watchdog judges that).
           if (streaming) req.setTimeout(0);
           resolve(res);
         },
       );
-      req.on('error', (err) => reject(opts.signal?.aborted ? opts.signal.reason : err));
+      req.on('error', (err) => reject(signal?.aborted ? signal.reason : err));
+      // The signal is not given to http.request, which would add a listener to it per request.
+      if (signal !== undefined) this.#cancels.add(signal, req);
       // A request, or a watch until its answer opens, that stays silent fails: a watch's opening
       // holds a place in the API budget, and one that never opened would hold it for good.
       req.setTimeout(this.#timeoutMs, () => req.destroy(Object.assign(new Error(`no answer in ${this.#timeoutMs} ms`), { code: 'ETIMEDOUT' })));

@@ -61,7 +61,7 @@ export async function realArgoFailover(ctx: RealArgoContext, out: Outcome): Prom
   });
   out.notes.push(
     `Real Argo's own failover (rows "real Argo v4.0.5, leader …"): two workflow-controller replicas with leader election on (Argo's defaults: lease ${LEASE_S} s, renew deadline 10 s, retry ${RETRY_S} s, no release on stop), alone, cluster-wide, as the admin, on the real-Argo bed; the follower is ready (the Lease names the leader) before ${ctx.workflows} running Workflows of ${PODS_PER_WORKFLOW} pods (each held by Argo's finalizer) are created and then deleted. Once ${Math.round(STOP_AT * 100)}% of the pods are seen freed, the leader gets SIGKILL, or SIGTERM and SIGKILL ${GRACE_MS / 1000} s later (Kubernetes' default grace period: Argo ignores SIGTERM, and leads and frees pods until the kill). ${ROUNDS} rounds of each, alternating.`,
-    `Real Argo's failover: times run from the stop (the signal sent); "stop to the Lease taken" is to the new holder's acquireTime in the Lease; the new leader's first removal is the first pod the watch sees freed after the old leader's exit, and its pod PATCHes pass a proxy of its own. Argo starts its informers only once it leads, and a pod already being deleted is queued no earlier than ${DELETING_DELAY_S} s after its last condition change, which the kubelet (kwok) makes as it kills the pod's containers on the deletion; "pods left held" are those still held when the wait ended (the lease, ${DELETING_DELAY_S} s and 100 ms a pod after the exit).`,
+    `Real Argo's failover: times run from the stop (the signal sent); "stop to the Lease taken" is to the new holder's acquireTime in the Lease; the new leader's first removal is the first pod the watch sees freed after it took the Lease, and its pod PATCHes pass a proxy of its own. Argo starts its informers only once it leads, and a pod already being deleted is queued no earlier than ${DELETING_DELAY_S} s after its last condition change, which the kubelet (kwok) makes as it kills the pod's containers on the deletion; "pods left held" are those still held when the wait ended (the lease, ${DELETING_DELAY_S} s and 100 ms a pod after the exit).`,
   );
 }
 
@@ -128,8 +128,10 @@ async function argoRound(ctx: RealArgoContext, bed: ArgoBed, cluster: Cluster, h
       const taken = await takenBy(cluster, follower.identity, exitedAt + (LEASE_S + RETRY_S + 10) * 1000);
       const f = fateFigures(fates.fates, stopAt);
       const freedTimes = [...fates.fates.values()].flatMap((x) => (x.freedAt === undefined ? [] : [x.freedAt]));
-      const afterExit = freedTimes.filter((t) => t > exitedAt);
-      const firstNew = afterExit.length === 0 ? null : Math.min(...afterExit);
+      // The new leader frees nothing before it holds the Lease; the watch may show the old
+      // leader's last removals a little after its exit.
+      const byNew = freedTimes.filter((t) => t > (taken ?? exitedAt));
+      const firstNew = byNew.length === 0 ? null : Math.min(...byNew);
       const byOldAfterStop = freedTimes.filter((t) => t >= stopAt && t <= exitedAt).length;
       const s = (from: number | null, to: number | null): number | null => (from === null || to === null ? null : (to - from) / 1000);
       const row: Row = {
@@ -145,7 +147,7 @@ async function argoRound(ctx: RealArgoContext, bed: ArgoBed, cluster: Cluster, h
           fig('Lease taken to the first removal', s(taken, firstNew), 's'),
           fig('stop to the new leader\'s first pod PATCH', s(stopAt, follower.podPatches.length === 0 ? null : follower.podPatches[0] ?? null), 's'),
           fig('new leader: pod PATCHes', follower.podPatches.length),
-          fig('new leader: removals/s', ratePerSecond(afterExit)),
+          fig('new leader: removals/s', ratePerSecond(byNew)),
           fig('stop to every finalizer gone', f.allFreedS, 's'),
           fig('pods left held', pods - f.freed),
         ],

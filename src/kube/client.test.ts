@@ -1,5 +1,6 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { EventEmitter } from 'node:events';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ApiClient, type ApiClientOptions } from './client.ts';
@@ -263,7 +264,6 @@ test("a term's end cancels its requests in flight, half-answered or not, and clo
 });
 
 test('a signal already aborted sends nothing; many requests on one signal add one listener to it', async (t) => {
-  const { getEventListeners } = await import('node:events');
   let received = 0;
   handler = (_req, res) => {
     received++;
@@ -273,7 +273,7 @@ test('a signal already aborted sends nothing; many requests on one signal add on
   t.after(() => c.close());
   const ac = new AbortController();
   await Promise.all(Array.from({ length: 20 }, () => c.request({ method: 'GET', path: '/x', signal: ac.signal })));
-  assert.equal(getEventListeners(ac.signal, 'abort').length, 1);
+  assert.equal(EventEmitter.getEventListeners(ac.signal, 'abort').length, 1);
   assert.equal(received, 20);
   ac.abort(new Error('gone'));
   await assert.rejects(c.request({ method: 'PATCH', path: '/x', body: {}, signal: ac.signal }), /gone/);

@@ -34,8 +34,14 @@ export const ARGO_WITH_SWEEPER = 'real Argo v4.0.5 + finalizer-sweeper (defaults
 /** The bare loop beside Argo runs at the controller's default worker count (--pod-cleanup-workers). */
 const LOOP_CONCURRENCY = workersOf(DEFAULTS);
 export const ARGO_WITH_LOOP = `real Argo v4.0.5 + bare loop at ${LOOP_CONCURRENCY}`;
-/** What runs beside Argo in a contender's run. */
-type Beside = 'nothing' | 'finalizer-sweeper' | 'bare loop';
+/**
+ * What runs beside Argo in a contender's run. The bare loop starts once the Workflows are deleted,
+ * or once the pods are settled: each held one marked by the garbage collector and finished with by
+ * the kubelet (its kill's status and its DELETE with grace 0, kwok-stages.yaml). Started at the
+ * deletion, the loop lists pods those writes are still to change, and most of its patches meet a
+ * 409 and a re-read; settled, it meets only Argo's own removals. The better of the two is the ceiling.
+ */
+type Beside = 'nothing' | 'finalizer-sweeper' | 'bare loop' | 'bare loop, settled';
 /** The line Argo logs at WARN when its own finalizer removal fails (a 409 when we freed the pod first). */
 const CLEANUP_WARNING = 'failed to clean-up pod';
 /** Generous: the machine is shared, and Argo creates pods at its client's 20 a second. */
@@ -149,6 +155,14 @@ async function contenderRun<T>(bed: ArgoBed, cluster: Cluster, namespace: string
   }
 }
 
+/** settled: every pod of the namespace still held is marked for deletion and the kubelet's DELETE (grace 0) is in. */
+async function settled(cluster: Cluster, namespace: string): Promise<boolean> {
+  const held = (await cluster.listPods(namespace)).filter((p) => p.metadata.finalizers?.includes(ARGO_FINALIZER));
+  if (held.every((p) => (p.metadata as { deletionGracePeriodSeconds?: number }).deletionGracePeriodSeconds === 0)) return true;
+  await new Promise((r) => setTimeout(r, 200));
+  return false;
+}
+
 /** argoProxy starts a loopback proxy for one workflow-controller that hands each request's method and URL to `seen`; its kubeconfig is written at `path`. */
 export async function argoProxy(bed: ArgoBed, path: string, seen: (method: string, url: string) => void): Promise<FaultProxy> {
   return startFaultProxy({
@@ -197,7 +211,12 @@ export async function realArgoOrphaning(ctx: RealArgoContext, out: Outcome): Pro
   out.size = { ...out.size, 'real-Argo pods': pods, 'real-Argo Workflows': ctx.workflows };
   const measured = new Map<Beside, { rate: number | null; allFreedS: number | null }>();
   await withBed(ctx, async (bed, cluster) => {
-    const contenders = [[ARGO_ALONE, 'nothing', 's1-argo-alone'], [ARGO_WITH_SWEEPER, 'finalizer-sweeper', 's1-argo-sweeper'], [ARGO_WITH_LOOP, 'bare loop', 's1-argo-loop']] as const;
+    const contenders = [
+      [ARGO_ALONE, 'nothing', 's1-argo-alone'],
+      [ARGO_WITH_SWEEPER, 'finalizer-sweeper', 's1-argo-sweeper'],
+      [`${ARGO_WITH_LOOP}, started at the deletion`, 'bare loop', 's1-argo-loop'],
+      [`${ARGO_WITH_LOOP}, started once the pods are settled`, 'bare loop, settled', 's1-argo-loop-settled'],
+    ] as const;
     for (const [label, beside, namespace] of contenders) {
       const row = await contenderRun(bed, cluster, namespace, beside === 'finalizer-sweeper', async (r) => {
         ctx.log(`${label}: creating ${ctx.workflows} Workflows of ${PODS_PER_WORKFLOW} pods`);
@@ -218,8 +237,9 @@ export async function realArgoOrphaning(ctx: RealArgoContext, out: Outcome): Pro
           // The loop's window is on the monotonic clock in µs, which both processes read.
           const t0Us = Number(process.hrtime.bigint() / 1000n);
           await mapConcurrent(wfs, 20, (name) => cluster.deleteWorkflow(r.namespace, name));
+          if (beside === 'bare loop, settled') await cluster.waitFor(() => settled(cluster, r.namespace), LONG_MS, 'every held pod settled');
           // The loop runs as the controller's service account, so that API Priority and Fairness classifies both alike.
-          const loop = beside === 'bare loop' ? await runCeilingProcess(bed.plane, { context: SWEEPER, concurrency: LOOP_CONCURRENCY, namespace: r.namespace }) : null;
+          const loop = beside.startsWith('bare loop') ? await runCeilingProcess(bed.plane, { context: SWEEPER, concurrency: LOOP_CONCURRENCY, namespace: r.namespace }) : null;
           await cluster.waitFor(async () => {
             if (fates.failure !== null) throw new Error(`the pod watch failed: ${String(fates.failure)}`);
             const f = fateFigures(fates.fates, t0);
@@ -237,7 +257,7 @@ export async function realArgoOrphaning(ctx: RealArgoContext, out: Outcome): Pro
             fig('removals/s after the first 100', ratePerSecond(afterFirst(freedTimes, 100))),
             fig('pods freed while their Workflow lived', freedEarly),
             ...withLoop,
-          ], loop === null ? undefined : `the loop's first request ${((loop.startedUs - t0Us) / 1e6).toFixed(2)} s after the first deletion, its last answer ${((loop.endedUs - t0Us) / 1e6).toFixed(2)} s; it freed ${loop.removed} (${loop.conflicts} conflicts, ${loop.retries} retries)`);
+          ], loop === null ? undefined : `the loop's first request ${((loop.startedUs - t0Us) / 1e6).toFixed(2)} s after the first deletion, its last answer ${((loop.endedUs - t0Us) / 1e6).toFixed(2)} s; it freed ${loop.removed} (${loop.conflicts} conflicts, ${loop.retries} retries), ${(loop.removed / ((loop.endedUs - loop.startedUs) / 1e6)).toFixed(1)} a second over its own window`);
         } finally {
           await fates.stop();
         }
@@ -246,15 +266,16 @@ export async function realArgoOrphaning(ctx: RealArgoContext, out: Outcome): Pro
     }
   });
   const sweeper = measured.get('finalizer-sweeper');
-  const loop = measured.get('bare loop');
+  const loops = [measured.get('bare loop'), measured.get('bare loop, settled')];
+  const loop = loops.reduce((a, b) => ((b?.rate ?? -1) > (a?.rate ?? -1) ? b : a));
   const rateRatio = ratio(sweeper?.rate ?? null, loop?.rate ?? null);
   // Time until every finalizer is gone, the loop's over finalizer-sweeper's: also 1 or more when it is as fast.
   const timeRatio = ratio(loop?.allFreedS ?? null, sweeper?.allFreedS ?? null);
-  out.goals.push(goal(`beside real Argo: finalizer-sweeper (defaults) at least 0.80 of the removals/s of a bare loop at ${LOOP_CONCURRENCY} beside Argo`, rateRatio, '', (v) => v >= 0.8));
+  out.goals.push(goal(`beside real Argo: finalizer-sweeper (defaults) at least 0.80 of the removals/s of a bare loop at ${LOOP_CONCURRENCY} beside Argo (the better of its two runs)`, rateRatio, '', (v) => v >= 0.8));
   out.notes.push(
     `Real Argo (rows "${ARGO_ALONE}…"): ${ctx.workflows} running Workflows of ${PODS_PER_WORKFLOW} pods (a DAG, pods running 10 minutes under kwok, each held by Argo's finalizer) on the real-Argo bed, deleted at once; timed from the deletion by a watch of the namespace (a pod is freed when first seen without Argo's finalizer, or deleted). kube-controller-manager runs with --kube-api-qps=1000 --kube-api-burst=2000 so that its garbage collector does not pace the run.`,
     'Real Argo: Argo\'s requests are every request it sent through a counting proxy over the window, per pod; "pod writes" are its creates, patches and deletes of pods. What runs beside Argo: finalizer-sweeper\'s requests are its own counter, its CPU over the window, its peak RSS its VmHWM over its whole life; the bare loop\'s are its own count and its CPU from its first request to its last answer (no RSS taken). Argo\'s CPU is over the window; its peak RSS its VmHWM over its whole life (a workflow-controller of its own per run, which also created the pods).',
-    `Real Argo + bare loop: the loop (bench/contenders/ceiling.ts, a process of its own, as the controller's service account) starts once the Workflows are deleted, at ${LOOP_CONCURRENCY} in flight (the controller's default --pod-cleanup-workers); it lists the namespace once and frees every held pod without a check, before the garbage collector has marked some. finalizer-sweeper against it in this run: ${rateRatio === null ? 'not measured' : rateRatio.toFixed(2)} of its removals/s, and the loop's time until every finalizer is gone over finalizer-sweeper's: ${timeRatio === null ? 'not measured' : timeRatio.toFixed(2)}.`,
+    `Real Argo + bare loop: the loop (bench/contenders/ceiling.ts, a process of its own, as the controller's service account) starts once the Workflows are deleted, at ${LOOP_CONCURRENCY} in flight (the controller's default --pod-cleanup-workers); it lists the namespace once and frees every held pod without a check. Started at the deletion, it lists pods the garbage collector's mark and the kubelet's kill and DELETE are still to change (each a 409 and a re-read); started once every held pod is settled (marked, and deleted with grace 0 by the kubelet, kwok here), only Argo's own removals race it. Timed from the deletion either way. finalizer-sweeper against the better loop in this run: ${rateRatio === null ? 'not measured' : rateRatio.toFixed(2)} of its removals/s, and the loop's time until every finalizer is gone over finalizer-sweeper's: ${timeRatio === null ? 'not measured' : timeRatio.toFixed(2)}.`,
   );
 }
 

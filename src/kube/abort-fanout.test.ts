@@ -43,3 +43,22 @@ test('a request added on an aborted signal is destroyed at once', () => {
   assert.equal(late.destroyedWith?.name, 'AbortError');
   assert.equal(fan.size(ac.signal), 0);
 });
+
+test("a signal keeps its listener only while it has requests open: a never-aborted AbortSignal.any is not held for good", () => {
+  const fan = new AbortFanout();
+  const term = new AbortController();
+  // As a Lease renewal's: the term's signal and a timeout's, made anew each time, never aborted.
+  const signal = AbortSignal.any([term.signal, new AbortController().signal]);
+  const [a, b] = [new FakeRequest(), new FakeRequest()];
+  fan.add(signal, a);
+  fan.add(signal, b);
+  assert.equal(EventEmitter.getEventListeners(signal, 'abort').length, 1, 'one listener for both');
+  a.emit('close');
+  assert.equal(EventEmitter.getEventListeners(signal, 'abort').length, 1, 'b is still open');
+  b.emit('close');
+  assert.equal(EventEmitter.getEventListeners(signal, 'abort').length, 0, 'none once the last closed');
+  const c = new FakeRequest();
+  fan.add(signal, c);
+  term.abort(new Error('term lost'));
+  assert.equal(c.destroyedWith?.name, 'AbortError', 'a request added after the set emptied is still cancelled');
+});

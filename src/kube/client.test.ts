@@ -263,17 +263,22 @@ test("a term's end cancels its requests in flight, half-answered or not, and clo
   await until(() => closed === 2);
 });
 
-test('a signal already aborted sends nothing; many requests on one signal add one listener to it', async (t) => {
+test('many requests in flight on one signal add one listener to it, gone when they are; a signal already aborted sends nothing', async (t) => {
   let received = 0;
+  const held: http.ServerResponse[] = [];
   handler = (_req, res) => {
     received++;
-    res.end('{}');
+    held.push(res);
   };
-  const c = client();
+  const c = client(transport(), { maxSockets: 20 });
   t.after(() => c.close());
   const ac = new AbortController();
-  await Promise.all(Array.from({ length: 20 }, () => c.request({ method: 'GET', path: '/x', signal: ac.signal })));
-  assert.equal(EventEmitter.getEventListeners(ac.signal, 'abort').length, 1);
+  const all = Promise.all(Array.from({ length: 20 }, () => c.request({ method: 'GET', path: '/x', signal: ac.signal })));
+  await until(() => held.length === 20);
+  assert.equal(EventEmitter.getEventListeners(ac.signal, 'abort').length, 1, 'one listener while 20 are in flight');
+  for (const res of held) res.end('{}');
+  await all;
+  await until(() => EventEmitter.getEventListeners(ac.signal, 'abort').length === 0);
   assert.equal(received, 20);
   ac.abort(new Error('gone'));
   await assert.rejects(c.request({ method: 'PATCH', path: '/x', body: {}, signal: ac.signal }), /gone/);

@@ -168,6 +168,37 @@ test('confirmedState: a label-attributed pod is gone when no owner of that name 
   assert.deepEqual(await resolver.confirmedState(labelOnly, tick(), 0), { kind: 'alive', completed: 'no' });
 });
 
+test('confirmedState: a label-attributed pod is never condemned by a settled read: a Workflow of that name created since adopts it', async () => {
+  const labelOnly = pod({ owner: null });
+  const observedAt = 0;
+  const { resolver, state, tick } = fixture({ live: null });
+  tick();
+  assert.deepEqual(await resolver.confirmedState(labelOnly, observedAt, 0), { kind: 'gone', because: 'absent' });
+  // A new Workflow of that name, which the cache has not seen yet: the read above is still "after
+  // the pod was observed", but it no longer says who holds the name.
+  state.live = workflow({ uid: 'uid-2' });
+  tick();
+  assert.deepEqual(await resolver.confirmedState(labelOnly, observedAt, 0), { kind: 'alive', completed: 'no' });
+  assert.equal(state.reads, 2);
+});
+
+test('confirmedState: label-attributed pods asking while one read is in flight share it', async () => {
+  let answer: (wf: WorkflowMeta | null) => void = () => {};
+  let reads = 0;
+  const resolver = new OwnerResolver({
+    cache: { get: () => undefined },
+    read: () => {
+      reads++;
+      return new Promise((resolve) => (answer = resolve));
+    },
+    now: () => 1,
+  });
+  const asks = [0, 0, 0].map(() => resolver.confirmedState(pod({ owner: null }), 0, 0));
+  answer(null);
+  for (const state of await Promise.all(asks)) assert.deepEqual(state, { kind: 'gone', because: 'absent' });
+  assert.equal(reads, 1);
+});
+
 test('confirmedState: a failed read is not reused; the next pod reads again', async () => {
   let fail = true;
   let reads = 0;

@@ -11,6 +11,9 @@
 //     earlier read might predate a same-named Workflow's re-creation;
 //   - owner completion: `argo retry` removes the completed label before it creates new pods, so
 //     only a read newer than the pod proves the label covers that pod.
+// A pod attributed by its workflow label alone has no UID to hold its owner to: a Workflow of that
+// name created after the read would adopt it (Argo finds its pods by that label), so it is
+// answered only by a read still in flight when it asks, never by one already settled or a list.
 
 import type { PodMeta, WorkflowMeta } from '../kube/objects.ts';
 import type { GoneBecause, OwnerState } from '../decide/decide.ts';
@@ -38,6 +41,8 @@ interface Read {
   result: Promise<WorkflowMeta | null>;
   /** gone: the read found no owner (set once it settles). */
   gone?: boolean;
+  /** settled: the read has answered or failed. */
+  settled?: boolean;
 }
 
 /**
@@ -136,7 +141,7 @@ export class OwnerResolver {
     if (!needsRead) return cached;
 
     const ref = ownerName(pod) as string;
-    const live = await this.#readAfter(pod.namespace, ref, observedAt, priority, signal);
+    const live = await this.#readAfter(pod.namespace, ref, observedAt, priority, pod.owner === null, signal);
     if (live === null || (pod.owner !== null && live.uid !== pod.owner.uid)) {
       const because: GoneBecause = live === null ? 'absent' : 'deleted';
       if (pod.owner !== null) this.markGone(pod.owner.uid, because);
@@ -154,14 +159,18 @@ export class OwnerResolver {
    * #readAfter returns a read of the owner that started after `observedAt`, issuing one if needed.
    * The read is shared, so no caller's signal cancels it: each caller stops waiting on its own.
    * A list of the namespace that started after `observedAt` answers in its stead, on the same terms.
+   * `byName`: the pod is attributed by name alone, and only a read in flight may answer for it.
    */
-  #readAfter(namespace: string, name: string, observedAt: number, priority: number, signal?: AbortSignal): Promise<WorkflowMeta | null> {
+  #readAfter(namespace: string, name: string, observedAt: number, priority: number, byName: boolean, signal?: AbortSignal): Promise<WorkflowMeta | null> {
     const key = `${namespace}/${name}`;
     const last = this.#reads.get(key);
-    const usable = last !== undefined && last.startedAt > observedAt && (last.gone === true || this.#now() - last.startedAt < FRESH_MS);
+    const usable =
+      last !== undefined &&
+      last.startedAt > observedAt &&
+      (byName ? last.settled !== true : last.gone === true || this.#now() - last.startedAt < FRESH_MS);
     if (usable) return untilAborted(last.result, signal);
 
-    const listed = this.#listed?.(namespace, name, observedAt);
+    const listed = byName ? undefined : this.#listed?.(namespace, name, observedAt);
     const read: Read =
       listed !== undefined
         ? { startedAt: listed.startedAt, result: Promise.resolve(listed.wf) }
@@ -174,8 +183,12 @@ export class OwnerResolver {
     this.#reads.set(key, read);
     // A failed read must not be reused: the next pod retries it.
     read.result.then(
-      (wf) => void (read.gone = wf === null),
+      (wf) => {
+        read.gone = wf === null;
+        read.settled = true;
+      },
       () => {
+        read.settled = true;
         if (this.#reads.get(key) === read) this.#reads.delete(key);
       },
     );

@@ -15,7 +15,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ArgoBed } from '../../src/testbed/argo-bed.ts';
-import { startArgo, type RunningArgo } from '../../src/testbed/argo-controller.ts';
+import { argoLeasePath, startArgo, type RunningArgo } from '../../src/testbed/argo-controller.ts';
 import { bedWorkflow } from '../../src/testbed/argo-workflows.ts';
 import { mapConcurrent, type Cluster } from '../../src/testbed/cluster.ts';
 import type { FaultProxy } from '../../src/testbed/fault-proxy.ts';
@@ -36,9 +36,8 @@ const RETRY_S = 5;
 const GRACE_MS = 30_000;
 /** Argo's delay for a pod already being deleted: 2 minutes after its last condition change. */
 const DELETING_DELAY_S = 120;
-/** Argo's install namespace, where its Lease lives (startArgo's default). */
-const ARGO_NAMESPACE = 'argo';
-const LEASE_PATH = `/apis/coordination.k8s.io/v1/namespaces/${ARGO_NAMESPACE}/leases/workflow-controller`;
+/** The Lease of Argo's replicas, in startArgo's default install namespace. */
+const LEASE_PATH = argoLeasePath();
 
 type How = 'SIGKILL' | 'SIGTERM';
 

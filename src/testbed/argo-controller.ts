@@ -122,7 +122,7 @@ export async function startArgo(plane: ControlPlane, bins: ArgoBedBinaries, opts
     let exited: string | undefined;
     void argo.exited.then((how) => (exited = how));
     const deadline = Date.now() + 120_000;
-    const lease = `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/${opts.instanceId ? `workflow-controller-${opts.instanceId}` : 'workflow-controller'}`;
+    const lease = argoLeasePath(namespace, opts.instanceId);
     const follows = async (identity: string): Promise<boolean> => {
       const holder = await leaseHolder(plane, lease);
       return holder !== null && holder !== identity;
@@ -147,6 +147,11 @@ export async function startArgo(plane: ControlPlane, bins: ArgoBedBinaries, opts
     count: (text) => lines.filter((l) => l.includes(text)).length,
     stop,
   };
+}
+
+/** argoLeasePath is the API path of the Lease Argo's replicas elect their leader on (the header says where it is named). */
+export function argoLeasePath(namespace = 'argo', instanceId?: string): string {
+  return `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/${instanceId ? `workflow-controller-${instanceId}` : 'workflow-controller'}`;
 }
 
 /** leaseHolder is the identity holding the Lease at `path`, or null (none, or no Lease yet). */

@@ -75,9 +75,10 @@ export async function createPodSet(cluster: Cluster, o: PodSetOptions): Promise<
 }
 
 /**
- * again makes a setup request, and makes it again (up to ATTEMPTS in all) when it failed without
- * an answer or with one that says to retry (429, 5xx): a backlog of 200,000 pods is created over
- * many minutes against a server PodGC keeps busy, and one lost request must not waste the run. A
+ * again makes a setup request, and makes it again (up to ATTEMPTS in all, waiting longer each time,
+ * about four minutes at most) when it failed without an answer or with one that says to retry
+ * (429, 5xx): a backlog of 200,000 pods is created over many minutes against a server PodGC keeps
+ * busy, a loaded server answers 504 for a minute or more, and one lost request must not waste the run. A
  * create that finds its pod there on a retry (409) made it the first time.
  */
 async function again<T>(send: () => Promise<T>, isCreate: boolean): Promise<T | void> {
@@ -89,12 +90,12 @@ async function again<T>(send: () => Promise<T>, isCreate: boolean): Promise<T | 
       if (isCreate && attempt > 1 && status === 409) return;
       const retryable = status === null || status === 429 || status >= 500;
       if (!retryable || attempt >= ATTEMPTS) throw err;
-      await new Promise((r) => setTimeout(r, 1_000 * attempt));
+      await new Promise((r) => setTimeout(r, Math.min(5_000 * attempt, 30_000)));
     }
   }
 }
 
-const ATTEMPTS = 5;
+const ATTEMPTS = 12;
 
 /** deleteWorkflows deletes them (background propagation: the garbage collector then marks their pods). */
 export async function deleteWorkflows(cluster: Cluster, workflows: readonly WorkflowObject[]): Promise<void> {

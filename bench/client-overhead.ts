@@ -7,7 +7,8 @@
 //   api-nosig   the same without the signal;
 //   bare        node:https alone, keep-alive agent, the same headers;
 //   bare-signal node:https with the signal handed to http.request, as ApiClient does;
-//   bare-timeout node:https with ApiClient's per-request req.setTimeout.
+//   bare-timeout node:https with ApiClient's per-request req.setTimeout;
+//   bare-onename node:https through ApiClient's agent, which names its pool once (one-server-agent.ts).
 // Medians of ten rounds; on shared cores differences under about 15 µs a request are noise.
 //
 // Run: sh .ci/with-node24 node --expose-gc bench/client-overhead.ts [requests per round, default 10000] [ways]
@@ -17,6 +18,7 @@ import { Agent, request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApiClient } from '../src/kube/client.ts';
+import { oneServerAgent } from '../src/kube/one-server-agent.ts';
 import { mapConcurrent } from '../src/testbed/cluster.ts';
 import { percentile } from './lib/stats.ts';
 
@@ -51,6 +53,7 @@ const port = await new Promise<string>((resolve) => server.stdout.once('data', (
 const signal = new AbortController().signal;
 const client = new ApiClient({ server: `https://127.0.0.1:${port}`, tls: { ca }, headers: async () => ({ Authorization: TOKEN }) }, { maxSockets: CONCURRENCY });
 const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY, ca });
+const oneName = oneServerAgent(true, { keepAlive: true, maxSockets: CONCURRENCY, ca });
 const path = (i: number) => `/api/v1/namespaces/ns/pods/wf-${i}-p0`;
 const patch = (i: number) => ({ metadata: { resourceVersion: String(1000 + i), finalizers: [] as string[] } });
 
@@ -69,11 +72,11 @@ function viaClient(i: number, withSignal: boolean): Promise<unknown> {
   });
 }
 
-function bare(i: number, o: { signal?: boolean; timeout?: boolean }): Promise<unknown> {
+function bare(i: number, o: { signal?: boolean; timeout?: boolean; oneName?: boolean }): Promise<unknown> {
   const text = JSON.stringify(patch(i));
   const headers = { Authorization: TOKEN, Accept: ACCEPT, 'Accept-Encoding': 'gzip', 'Content-Type': 'application/merge-patch+json', 'Content-Length': Buffer.byteLength(text), 'User-Agent': 'bench' };
   return new Promise((resolve, reject) => {
-    const req = httpsRequest({ hostname: '127.0.0.1', port, agent, method: 'PATCH', path: path(i), headers, ...(o.signal === true ? { signal } : {}) }, (res) => {
+    const req = httpsRequest({ hostname: '127.0.0.1', port, agent: o.oneName === true ? oneName : agent, method: 'PATCH', path: path(i), headers, ...(o.signal === true ? { signal } : {}) }, (res) => {
       res.on('data', () => {});
       res.once('end', () => resolve(res.statusCode));
       res.once('error', reject);
@@ -90,6 +93,7 @@ const WAYS: Record<string, (i: number) => Promise<unknown>> = {
   bare: (i) => bare(i, {}),
   'bare-signal': (i) => bare(i, { signal: true }),
   'bare-timeout': (i) => bare(i, { timeout: true }),
+  'bare-onename': (i) => bare(i, { oneName: true }),
 };
 const names = (process.argv[3] ?? Object.keys(WAYS).join(',')).split(',');
 for (const name of names) if (!(name in WAYS)) throw new Error(`unknown way ${name}: one of ${Object.keys(WAYS).join(', ')}`);
@@ -116,5 +120,6 @@ try {
 } finally {
   client.close();
   agent.destroy();
+  oneName.destroy();
   server.kill();
 }

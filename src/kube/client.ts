@@ -12,6 +12,7 @@ import { transportFromKubeConfig, type Transport } from './transport.ts';
 import { watchEvents, type WatchEvent } from './watch-stream.ts';
 import { resourceOfPath } from './api-path.ts';
 import { AbortFanout } from './abort-fanout.ts';
+import { oneServerAgent } from './one-server-agent.ts';
 
 /** RequestObserver hears of every finished request (watches: when the stream opens). */
 export interface RequestObserver {
@@ -109,10 +110,9 @@ export class ApiClient {
     this.#server = { protocol: base.protocol, hostname: base.hostname.replace(/^\[(.*)\]$/, '$1'), port: base.port };
     const secure = base.protocol === 'https:';
     this.#lib = secure ? https : http;
-    const Agent = secure ? https.Agent : http.Agent;
     const common = { keepAlive: true, ...transport.tls };
-    this.#agent = new Agent({ ...common, maxSockets: options.maxSockets ?? 32 });
-    this.#watchAgent = new Agent(common);
+    this.#agent = oneServerAgent(secure, { ...common, maxSockets: options.maxSockets ?? 32 });
+    this.#watchAgent = oneServerAgent(secure, common);
     this.#budget = options.budget ?? UNLIMITED_BUDGET;
     this.#observer = options.observer;
     this.#refreshMs = options.headerRefreshMs ?? 60_000;

@@ -170,6 +170,8 @@ export class Cleanup {
   }
 
   #offloadedPod(key: string, offloaded: boolean): void {
+    // Most outcomes clear a mark that no pod has: no cache lookup per removal for that.
+    if (!offloaded && this.#offloaded.size === 0) return;
     const uid = this.#o.pods.get(key)?.uid;
     if (uid === undefined) return;
     if (offloaded) this.#offloaded.add(uid);

@@ -118,13 +118,15 @@ export async function startArgo(plane: ControlPlane, bins: ArgoBedBinaries, opts
       removeOnExit(dir, false);
     })());
   const healthz = `http://${healthAddress}/healthz`;
+  // One client for every poll of the Lease while a follower starts (one each 100 ms otherwise).
+  const leases = opts.leaderElection === undefined ? null : new ApiClient(plane);
   try {
     let exited: string | undefined;
     void argo.exited.then((how) => (exited = how));
     const deadline = Date.now() + 120_000;
     const lease = argoLeasePath(namespace, opts.instanceId);
     const follows = async (identity: string): Promise<boolean> => {
-      const holder = await leaseHolder(plane, lease);
+      const holder = await leaseHolder(leases!, lease);
       return holder !== null && holder !== identity;
     };
     const ready = async (): Promise<boolean> =>
@@ -138,6 +140,8 @@ export async function startArgo(plane: ControlPlane, bins: ArgoBedBinaries, opts
     const tail = await tailOf(logPath);
     await stop();
     throw new Error(`Argo's workflow-controller did not start: ${err instanceof Error ? err.message : String(err)}\n--- workflow-controller (${logPath}):\n${tail}`, { cause: err });
+  } finally {
+    leases?.close();
   }
   return {
     pid: argo.pid,
@@ -155,16 +159,13 @@ export function argoLeasePath(namespace = 'argo', instanceId?: string): string {
 }
 
 /** leaseHolder is the identity holding the Lease at `path`, or null (none, or no Lease yet). */
-async function leaseHolder(plane: ControlPlane, path: string): Promise<string | null> {
-  const client = new ApiClient(plane);
+async function leaseHolder(client: ApiClient, path: string): Promise<string | null> {
   try {
     const lease = await client.call<{ spec?: { holderIdentity?: string } }>('GET', path);
     return lease.spec?.holderIdentity || null;
   } catch (err) {
     if (err instanceof ApiError && err.status === 404) return null;
     throw err;
-  } finally {
-    client.close();
   }
 }
 
